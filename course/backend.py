@@ -1,0 +1,220 @@
+"""What can run CUDA kernels here: a real GPU, Numba's CUDA simulator, or nothing.
+
+Numba decides once, when ``numba.cuda`` is first imported, whether kernels go to a GPU or
+to its simulator (the ``NUMBA_ENABLE_CUDASIM`` environment variable). So ``course`` looks for
+a GPU *before* Numba is imported: with no GPU it turns the simulator on, and students on a
+laptop can still write and check kernels (slowly, and without timings).
+
+The probe talks to the CUDA driver directly through ``ctypes`` (``cuInit`` and
+``cuDeviceGetCount``), which costs milliseconds and never raises when there is no driver.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+
+SIM_ENV = "NUMBA_ENABLE_CUDASIM"
+COLAB_HINT = "On Colab: Runtime → Change runtime type → T4 GPU, then run the notebook again."
+
+
+class NoGPUError(RuntimeError):
+    """Raised when something needs a real CUDA GPU (timings, resource counts) and there is none."""
+
+
+def _driver_gpu_count() -> tuple[int, str]:
+    """Count CUDA devices through the driver library; return (count, reason when zero)."""
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return 0, "no NVIDIA driver was found on this machine"
+    if lib.cuInit(0) != 0:
+        return 0, "the NVIDIA driver is installed but no GPU could be initialised"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return 0, "the NVIDIA driver reports no GPU"
+    return count.value, ""
+
+
+def simulator_requested() -> bool:
+    """True when Numba's CUDA simulator is (or will be) in use in this process."""
+    return os.environ.get(SIM_ENV, "0") not in ("", "0")
+
+
+def choose_numba_target() -> None:
+    """Turn the simulator on when there is no GPU, if Numba has not been imported yet.
+
+    Called by ``import course``. Doing nothing is always safe: with Numba already imported,
+    :func:`detect` reports what Numba chose and how to change it.
+    """
+    if simulator_requested() or "numba" in sys.modules:
+        return
+    if os.environ.get("COURSE_NO_SIMULATOR"):
+        return
+    count, _ = _driver_gpu_count()
+    if count == 0:
+        os.environ[SIM_ENV] = "1"
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where kernels run, in words a student can act on."""
+
+    kind: str  # "gpu", "simulator" or "none"
+    reason: str = ""
+    device_name: str | None = None
+    compute_capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    memory_gib: float | None = None
+    driver_cuda: str | None = None
+    numba: str | None = None
+    numba_cuda: str | None = None
+    cupy: str | None = None
+    on_colab: bool = False
+
+    @property
+    def can_run_kernels(self) -> bool:
+        return self.kind in ("gpu", "simulator")
+
+    @property
+    def can_time(self) -> bool:
+        return self.kind == "gpu"
+
+
+def on_colab() -> bool:
+    """True inside Google Colab (its runtime sets COLAB_RELEASE_TAG)."""
+    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+
+
+def _cupy_version() -> str | None:
+    return _version("cupy") or _version("cupy-cuda12x") or _version("cupy-cuda13x")
+
+
+@functools.lru_cache(maxsize=1)
+def detect() -> Backend:
+    """Find out where kernels run. Cached: Numba's choice cannot change inside a process."""
+    choose_numba_target()
+    versions = dict(
+        numba=_version("numba"),
+        numba_cuda=_version("numba-cuda"),
+        cupy=_cupy_version(),
+        on_colab=on_colab(),
+    )
+    try:
+        from numba import cuda
+    except ImportError as exc:  # pragma: no cover - numba is a hard dependency
+        return Backend("none", reason=f"Numba is not installed ({exc})", **versions)
+
+    if simulator_requested():
+        _, why = _driver_gpu_count()
+        reason = why or f"{SIM_ENV}=1 is set"
+        return Backend("simulator", reason=reason, **versions)
+    if not cuda.is_available():
+        _, why = _driver_gpu_count()
+        reason = (why or "Numba cannot use the GPU") + (
+            "; Numba was imported before `course`, so the simulator could not be switched on: "
+            "restart the kernel and import course first"
+        )
+        return Backend("none", reason=reason, **versions)
+
+    dev = cuda.get_current_device()
+    free, total = cuda.current_context().get_memory_info()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    driver = cuda.cudadrv.driver.driver.get_version()
+    return Backend(
+        "gpu",
+        device_name=name,
+        compute_capability=tuple(dev.compute_capability),
+        sm_count=int(dev.MULTIPROCESSOR_COUNT),
+        memory_gib=total / 2**30,
+        driver_cuda=".".join(str(v) for v in driver),
+        **versions,
+    )
+
+
+def describe(backend: Backend | None = None) -> str:
+    """A few plain lines: what runs here, what needs a GPU, how to get one."""
+    b = backend or detect()
+    lines = []
+    if b.kind == "gpu":
+        major, minor = b.compute_capability or (0, 0)
+        lines.append(
+            f"GPU: {b.device_name} (compute capability {major}.{minor}, {b.sm_count} SMs, "
+            f"{b.memory_gib:.0f} GiB), CUDA driver {b.driver_cuda}."
+        )
+        lines.append("Kernels run on the GPU; timings and the roofline use real measurements.")
+    elif b.kind == "simulator":
+        lines.append(f"No GPU: {b.reason}.")
+        lines.append(
+            "Your kernels run on Numba's CUDA simulator: correct results, checked the same way, "
+            "but slowly (use small sizes) and with no timings."
+        )
+        lines.append("Timings, occupancy numbers and measured roofline points need a GPU.")
+        lines.append(COLAB_HINT)
+    else:
+        lines.append(f"Kernels cannot run here: {b.reason}.")
+        lines.append(COLAB_HINT)
+    vers = f"numba {b.numba}, numba-cuda {b.numba_cuda}, cupy {b.cupy or 'not installed'}"
+    lines.append(f"Versions: {vers}; Python {sys.version.split()[0]}.")
+    if b.on_colab:
+        lines.append("Running on Google Colab.")
+    return "\n".join(lines)
+
+
+def show() -> Backend:
+    """Print :func:`describe` for the student and return the backend."""
+    b = detect()
+    print(describe(b))
+    return b
+
+
+AUTOGRADE_ENV = "NBGRADER_EXECUTION"
+TRUSTED_ENV = "COURSE_TRUSTED_RUN"
+
+
+def autograding() -> bool:
+    """True while ``nbgrader autograde`` runs the notebook (it sets NBGRADER_EXECUTION)."""
+    return os.environ.get(AUTOGRADE_ENV) == "autograde"
+
+
+class DeferredCheckError(RuntimeError):
+    """A graded check asked to run inside the student's own kernel during autograde."""
+
+
+def defer_in_autograde(what: str) -> None:
+    """Refuse to run a graded check inside the student's process during autograde.
+
+    The grader re-runs every test cell in a separate, locked-down process (see
+    ``autograder/trusted.py``) and replaces the cell's output with that verdict, so running
+    the check here too would only cost time. Raising (rather than passing) keeps the failure
+    closed: if the trusted re-run were ever skipped, these cells score 0, never full marks.
+    """
+    if autograding() and not os.environ.get(TRUSTED_ENV):
+        raise DeferredCheckError(f"{what}: checked by the grader in a separate process")
+
+
+def require_gpu(what: str) -> Backend:
+    """Return the GPU backend, or raise :class:`NoGPUError` explaining why ``what`` can't run."""
+    b = detect()
+    if b.kind != "gpu":
+        where = "the Numba CUDA simulator" if b.kind == "simulator" else "no GPU"
+        raise NoGPUError(
+            f"{what} needs a real CUDA GPU, and this runs on {where} ({b.reason}). "
+            f"The simulator never produces timings. {COLAB_HINT}"
+        )
+    return b

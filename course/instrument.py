@@ -1,0 +1,227 @@
+"""Watch a kernel run on Numba's CUDA simulator: count global reads, find shared-memory races.
+
+The simulator runs every CUDA thread as a Python thread, so it can see each array access.
+This module uses that to measure two things a GPU hides:
+
+* **Global-memory traffic.** A and B are wrapped in arrays that count every element read.
+  The naive kernel reads 2·M·N·K elements; a tiled kernel about 2·M·N·K / tile.
+* **Barrier bugs.** Shared arrays are wrapped so each access is stamped with the thread and
+  its *barrier epoch* (how many ``cuda.syncthreads()`` it has passed). Within one block,
+  a thread that reads an element another thread wrote in the same epoch raced with it
+  (a missing barrier after the tile loads); a thread that overwrites an element another
+  thread read in the same epoch raced too (a missing barrier after the multiply loop).
+  The verdict does not depend on how the simulator happened to schedule the threads.
+
+Only meaningful under ``NUMBA_ENABLE_CUDASIM=1``; :mod:`course.isolated` runs it in a
+separate simulator process when the notebook itself runs on a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MAX_REPORTED = 5
+_BARRIER_HINT = (
+    "a tiled kernel needs one barrier after loading the tiles (so nobody reads a tile "
+    "element before it is stored) and one after the multiply loop (so nobody overwrites a "
+    "tile element another thread is still using)"
+)
+
+
+@dataclass
+class RunReport:
+    """What an instrumented launch saw."""
+
+    reads_a: int = 0
+    reads_b: int = 0
+    races: list[str] = field(default_factory=list)
+    uninitialised: list[str] = field(default_factory=list)
+
+    @property
+    def reads(self) -> int:
+        return self.reads_a + self.reads_b
+
+
+class _Counter:
+    """Counts without a lock: ``list.append`` is atomic under the GIL, and hundreds of
+    simulator threads queueing on a lock made instrumented runs 20× slower."""
+
+    def __init__(self) -> None:
+        self._parts: list[int] = []
+
+    def add(self, n: int) -> None:
+        self._parts.append(n)
+
+    @property
+    def value(self) -> int:
+        return sum(self._parts)
+
+
+def _thread_identity() -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    t = threading.current_thread()
+    block = tuple(getattr(t, "blockIdx", (0, 0, 0)))
+    thread = tuple(getattr(t, "threadIdx", (0, 0, 0)))
+    return block, thread, getattr(t, "_course_epoch", 0)
+
+
+class _TrackedShared:
+    """A shared array that stamps every element access with (block, thread, epoch)."""
+
+    def __init__(self, array: np.ndarray, name: str, report: RunReport, lock: threading.Lock):
+        self._a = array
+        self._name = name
+        self._report = report
+        self._lock = lock
+        # element -> (block, writer thread, epoch); element -> {reader thread: epoch}
+        self._writes: dict[int, tuple[Any, Any, int]] = {}
+        self._reads: dict[int, dict[Any, int]] = {}
+        self.shape, self.dtype, self.size, self.ndim = array.shape, array.dtype, array.size, array.ndim
+
+    def _flat(self, idx: Any) -> int | None:
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if len(idx) != self._a.ndim or not all(isinstance(i, (int, np.integer)) for i in idx):
+            return None  # slices and the like: not tracked
+        flat = 0
+        for i, n in zip(idx, self._a.shape, strict=True):
+            if not 0 <= i < n:
+                return None  # the array access itself raises IndexError
+            flat = flat * n + int(i)
+        return flat
+
+    def _note(self, kind: str, where: list[str], text: str) -> None:
+        if len(where) < MAX_REPORTED:
+            where.append(text)
+        elif len(where) == MAX_REPORTED:
+            where.append("…")
+
+    def __getitem__(self, idx: Any) -> Any:
+        value = self._a[idx]
+        flat = self._flat(idx)
+        if flat is None:
+            return value
+        block, thread, epoch = _thread_identity()
+        if True:  # no lock: see _Counter; each dict operation is atomic under the GIL
+            w = self._writes.get(flat)
+            if w is None or w[0] != block:
+                self._note("uninit", self._report.uninitialised,
+                           f"thread {thread[:2]} read {self._name}{idx} before any thread of "
+                           f"its block (block {block[:2]}) wrote it: load (or zero-pad) every "
+                           "tile element before cuda.syncthreads(), then read")
+            elif w[1] != thread and w[2] == epoch:
+                self._note("race", self._report.races,
+                           f"thread {thread[:2]} read {self._name}{idx} that thread {w[1][:2]} "
+                           "wrote with no cuda.syncthreads() in between (block "
+                           f"{block[:2]}): {_BARRIER_HINT}")
+            self._reads.setdefault(flat, {})[(block, thread)] = epoch
+        return value
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        flat = self._flat(idx)
+        if flat is not None:
+            block, thread, epoch = _thread_identity()
+            if True:
+                for (rblock, reader), repoch in self._reads.get(flat, {}).items():
+                    if rblock == block and reader != thread and repoch == epoch:
+                        self._note("race", self._report.races,
+                                   f"thread {thread[:2]} wrote {self._name}{idx}, which thread "
+                                   f"{reader[:2]} read with no cuda.syncthreads() in between "
+                                   f"(block {block[:2]}): {_BARRIER_HINT}")
+                        break
+                w = self._writes.get(flat)
+                if w is not None and w[0] == block and w[1] != thread and w[2] == epoch:
+                    self._note("race", self._report.races,
+                               f"threads {w[1][:2]} and {thread[:2]} both wrote "
+                               f"{self._name}{idx} in the same barrier interval")
+                self._writes[flat] = (block, thread, epoch)
+                self._reads[flat] = {}
+        self._a[idx] = value
+
+
+@contextlib.contextmanager
+def _instrumented_simulator(report: RunReport) -> Iterator[None]:
+    """Patch the simulator's shared arrays and barrier for the duration of one launch."""
+    from numba.cuda.simulator import kernel as simkernel
+    from numba.cuda.simulator import kernelapi
+
+    lock = threading.Lock()
+    original_array = kernelapi.FakeCUDAShared.array
+    original_sync = simkernel.BlockThread.syncthreads
+
+    def array(self: Any, shape: Any, dtype: Any, alignment: Any = None) -> Any:
+        if shape == 0 or alignment is not None:
+            return original_array(self, shape, dtype, alignment)
+        frame = traceback.extract_stack(sys._getframe())[-2]
+        caller = (frame.filename, frame.lineno)
+        res = self._allocations.get(caller)
+        if res is None:
+            from numba.core import types
+            from numba.np import numpy_support
+
+            if isinstance(dtype, types.Type):
+                dtype = numpy_support.as_dtype(dtype)
+            np_dtype = np.dtype(dtype)
+            data = np.full(shape, np.nan, np_dtype) if np_dtype.kind == "f" else \
+                np.zeros(shape, np_dtype)
+            line = frame.line or ""
+            name = line.split("=")[0].strip() if "=" in line else ""
+            name = name if name.isidentifier() else f"shared array #{len(self._allocations)}"
+            res = _TrackedShared(data, name, report, lock)
+            self._allocations[caller] = res
+        return res
+
+    def syncthreads(self: Any) -> None:
+        original_sync(self)
+        self._course_epoch = getattr(self, "_course_epoch", 0) + 1
+
+    kernelapi.FakeCUDAShared.array = array
+    simkernel.BlockThread.syncthreads = syncthreads
+    try:
+        yield
+    finally:
+        kernelapi.FakeCUDAShared.array = original_array
+        simkernel.BlockThread.syncthreads = original_sync
+
+
+def _counting_array(data: np.ndarray, counter: _Counter) -> Any:
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    class CountingArray(FakeCUDAArray):
+        """A simulator device array that counts the elements read through it."""
+
+        def __getitem__(self, idx: Any) -> Any:
+            ret = super().__getitem__(idx)
+            counter.add(ret.size if isinstance(ret, FakeCUDAArray) else 1)
+            return ret
+
+    return CountingArray(data)
+
+
+def instrumented_run(gemm: Any, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, RunReport]:
+    """Launch a :class:`course.launch.GemmKernel` on the simulator, watching every access.
+
+    Returns C (poisoned with NaN before the launch) and the report. Errors raised by the
+    kernel (such as an out-of-bounds index) propagate to the caller.
+    """
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    from course.launch import check_operands, quiet_numba
+
+    M, N, _ = check_operands(A, B)
+    report = RunReport()
+    count_a, count_b = _Counter(), _Counter()
+    dA, dB = _counting_array(A, count_a), _counting_array(B, count_b)
+    C = np.full((M, N), np.nan, dtype=np.float32)
+    cfg = gemm.launch_for(M, N)
+    with _instrumented_simulator(report), quiet_numba():
+        gemm.kernel[cfg.grid, cfg.block](dA, dB, FakeCUDAArray(C))
+    report.reads_a, report.reads_b = count_a.value, count_b.value
+    return C, report

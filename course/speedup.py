@@ -1,0 +1,135 @@
+"""Is the tiled kernel really faster? A fair, hard-to-fool measurement on a real GPU.
+
+The timing happens in a fresh process that receives only the kernels' source (validated by
+:mod:`course.kernel_source`), so nothing the notebook did to ``time``, CUDA events, NumPy or
+``course`` can reach it. Inside, the student's tiled kernel, the student's naive kernel and
+(when the grader supplies it) the course's reference naive kernel run interleaved on the
+same fresh inputs, and the verdict is a *ratio* of medians measured in that one run —
+independent of how fast the particular GPU is.
+
+Threshold and size come from measurements on an H200 (docs/results-gpu.md): a correct
+tile-32 kernel ran 5.3–5.7× faster than the reference naive kernel at 1024³–2048³, while a
+"tiled" kernel that still reads A and B from global memory in its inner loop ran at 0.8×.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from course import backend, isolated
+from course.kernel_source import SourceBundle, bundle_from_objects
+
+SPEEDUP_THRESHOLD = 2.0
+SPEEDUP_SIZE = 2048
+SPEEDUP_TILE = 32
+SPEEDUP_REPEATS = 20
+#: the grader points this at a JSON file {"gemm_naive": bundle} holding the reference kernel.
+REFERENCE_ENV = "COURSE_REFERENCE_NAIVE"
+
+
+class SpeedupCheckError(AssertionError):
+    """The tiled kernel is not enough faster than the naive one."""
+
+
+class NotMeasuredError(RuntimeError):
+    """The speedup cannot be measured here (no GPU). Never a pass, never a fail."""
+
+
+@dataclass(frozen=True)
+class SpeedupReport:
+    size: int
+    tile: int
+    ms: dict[str, float]
+    vs_reference: float | None
+    vs_own_naive: float
+    threshold: float
+
+    def __str__(self) -> str:
+        ref = (f"{self.vs_reference:.2f}× faster than the course's naive kernel, "
+               if self.vs_reference is not None else "")
+        times = ", ".join(f"{k} {v:.3f} ms" for k, v in self.ms.items())
+        return (f"tile {self.tile} at {self.size}³: {ref}{self.vs_own_naive:.2f}× faster than "
+                f"your naive kernel (threshold {self.threshold}×). Medians: {times}")
+
+
+def _speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *,
+                  size: int, tile: int, repeats: int, seed: int) -> dict[str, Any]:
+    """Child-process side: rebuild kernels from source, check them once, time them."""
+    import numpy as np
+
+    from course.checks import diagnose, random_operands, run_guarded
+    from course.launch import naive, tiled
+    from course.timing import time_gemm
+
+    ns = student.load()
+    gemms = {"tiled": tiled(ns["make_gemm_tiled"], tile), "own naive": naive(ns["gemm_naive"])}
+    if reference is not None:
+        gemms["reference naive"] = naive(reference.load()["gemm_naive"])
+    rng = np.random.default_rng(seed)
+    A, B = random_operands(97, 61, 75, rng)
+    for name, gk in gemms.items():  # a fast wrong kernel must not pass
+        C, outside = run_guarded(gk, A, B)
+        problem = diagnose(C, A, B, gk.tile or 16, outside)
+        if problem:
+            return {"error": f"{name} kernel is not correct: {problem}"}
+    renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
+    timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
+    return {"ms": {k: t.median_ms for k, t in timings.items()},
+            "device": backend.detect().device_name}
+
+
+isolated.register_task("speedup", _speedup_task)
+
+
+def _reference_bundle() -> SourceBundle | None:
+    path = os.environ.get(REFERENCE_ENV)
+    if not path:
+        return None
+    with open(path) as fh:
+        return SourceBundle.from_json(json.load(fh)["gemm_naive"])
+
+
+def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
+                    size: int = SPEEDUP_SIZE, tile: int = SPEEDUP_TILE,
+                    repeats: int = SPEEDUP_REPEATS) -> SpeedupReport:
+    """Time tiled vs naive in a fresh GPU process; raise NotMeasuredError without a GPU."""
+    backend.defer_in_autograde("measure_speedup")
+    b = backend.detect()
+    if b.kind != "gpu":
+        raise NotMeasuredError(
+            f"speedup not measured: this machine has no GPU ({b.reason}). It is measured when "
+            "the notebook runs on a GPU; it is never counted as passed without one."
+        )
+    student = bundle_from_objects({"make_gemm_tiled": make_gemm_tiled, "gemm_naive": gemm_naive})
+    reference = _reference_bundle()
+    job = {"task": "speedup", "bundles": {"student": student.to_json()},
+           "size": size, "tile": tile, "repeats": repeats,
+           "seed": int.from_bytes(os.urandom(4))}
+    if reference is not None:
+        job["bundles"]["reference"] = reference.to_json()
+    out = isolated.run_job(job, simulator=False)
+    if out.get("error"):
+        raise SpeedupCheckError(f"speedup not measured: {out['error']}")
+    ms = out["ms"]
+    vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
+    return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
+                         SPEEDUP_THRESHOLD)
+
+
+def check_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, **kwargs: Any
+                  ) -> SpeedupReport:
+    """Pass if the tiled kernel beats the naive one by the threshold (ratio of medians)."""
+    report = measure_speedup(make_gemm_tiled, gemm_naive, **kwargs)
+    decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
+    if decisive < report.threshold:
+        raise SpeedupCheckError(
+            f"your tiled kernel is only {decisive:.2f}× faster than the naive kernel; at least "
+            f"{report.threshold}× is expected. {report}. Is the multiply loop reading shared "
+            "memory only? Does each block load each tile exactly once?"
+        )
+    print(f"✓ {report}")
+    return report

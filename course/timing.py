@@ -1,0 +1,112 @@
+"""The one timing helper of the course: CUDA events, warm-up, repeats, median.
+
+Kernel launches are asynchronous, so a host clock around a launch measures almost nothing.
+CUDA events are recorded *in the GPU's stream* before and after each launch; the time
+between them is what the GPU spent. The first launch also pays for JIT compilation, so a
+few warm-up launches run first and are not counted. The median of many launches resists
+the odd slow one (another process, a clock change).
+
+The simulator cannot time anything: its "GPU" is Python threads. Timing there raises
+:class:`course.backend.NoGPUError` instead of returning a made-up number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from course import backend
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Milliseconds per launch and the rate they imply."""
+
+    label: str
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    repeats: int
+    gflops: float  # at the median; 0 when no FLOP count was given
+    gbs: float  # at the median; 0 when no byte count was given
+
+    def __str__(self) -> str:
+        rate = f", {self.gflops:,.0f} GFLOP/s" if self.gflops else ""
+        rate += f", {self.gbs:,.0f} GB/s" if self.gbs else ""
+        return (f"{self.label}: median {self.median_ms:.4f} ms (min {self.min_ms:.4f}, "
+                f"max {self.max_ms:.4f}, {self.repeats} runs){rate}")
+
+
+def _summarise(label: str, times_ms: Sequence[float], flops: float, nbytes: float) -> Timing:
+    arr = np.asarray(times_ms, dtype=np.float64)
+    med = float(np.median(arr))
+    return Timing(label, med, float(arr.min()), float(arr.max()), len(arr),
+                  flops / (med * 1e6) if flops and med > 0 else 0.0,
+                  nbytes / (med * 1e6) if nbytes and med > 0 else 0.0)
+
+
+def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
+                  warmup: int = 3, flops: float | dict[str, float] = 0.0,
+                  nbytes: float | dict[str, float] = 0.0) -> dict[str, Timing]:
+    """Time several launch functions, interleaved, each with its own pair of CUDA events.
+
+    Interleaving (a, b, c, a, b, c, …) exposes all of them to the same clock and thermal
+    state, so their *ratios* are fair even when absolute times drift.
+    """
+    backend.require_gpu("Timing kernels")
+    from numba import cuda
+
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"repeats must be ≥ 1 and warmup ≥ 0, got {repeats}, {warmup}")
+    for fn in launches.values():
+        for _ in range(warmup):
+            fn()
+    cuda.synchronize()
+    samples: dict[str, list[float]] = {name: [] for name in launches}
+    for _ in range(repeats):
+        for name, fn in launches.items():
+            start, end = cuda.event(timing=True), cuda.event(timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            samples[name].append(cuda.event_elapsed_time(start, end))
+
+    def pick(v: float | dict[str, float], name: str) -> float:
+        return v.get(name, 0.0) if isinstance(v, dict) else v
+
+    return {name: _summarise(name, s, pick(flops, name), pick(nbytes, name))
+            for name, s in samples.items()}
+
+
+def time_launch(fn: Callable[[], None], label: str = "kernel", *, repeats: int = 20,
+                warmup: int = 3, flops: float = 0.0, nbytes: float = 0.0) -> Timing:
+    """Time one launch function (see :func:`time_launches`)."""
+    return time_launches({label: fn}, repeats=repeats, warmup=warmup, flops=flops,
+                         nbytes=nbytes)[label]
+
+
+def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, warmup: int = 3,
+              seed: int | None = None) -> dict[str, Timing]:
+    """Time GEMM kernels (:class:`course.launch.GemmKernel`) on the same fresh random inputs."""
+    backend.require_gpu("Timing GEMM kernels")
+    from numba import cuda
+
+    from course.checks import random_operands
+    from course.launch import quiet_numba
+
+    A, B = random_operands(M, N, K, np.random.default_rng(seed))
+    dA, dB = cuda.to_device(A), cuda.to_device(B)
+    dC = cuda.device_array((M, N), dtype=np.float32)
+    launches = {}
+    for gk in gemms:
+        cfg = gk.launch_for(M, N)
+
+        def run(gk=gk, cfg=cfg) -> None:
+            with quiet_numba():
+                gk.kernel[cfg.grid, cfg.block](dA, dB, dC)
+
+        launches[gk.name] = run
+    return time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K)
