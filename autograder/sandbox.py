@@ -26,6 +26,8 @@ from pathlib import Path
 
 UNSANDBOXED_ENV = "COURSE_ALLOW_UNSANDBOXED"
 ROOT_ENV = "COURSE_GRADING_ROOT"
+#: more folders to hide (os.pathsep-separated), e.g. the repository when grading a copy of it.
+HIDE_ENV = "COURSE_SANDBOX_HIDE"
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -69,18 +71,32 @@ def wrap(argv: list[str], *, course_root: Path, workdir: Path,
             "and the gradebook. Install it (Debian/Ubuntu: apt-get install bubblewrap) or set "
             f"{UNSANDBOXED_ENV}=1 to grade without isolation (not for real classes)."
         )
-    root = course_root.resolve()
+    hidden = [course_root.resolve()] + [
+        Path(p).resolve() for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
     cmd = [exe, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
-           "--tmpfs", "/tmp", "--tmpfs", str(root)]
+           "--tmpfs", "/tmp"]
+    for path in sorted(set(hidden), key=lambda p: len(p.parts)):
+        if path.exists():
+            cmd += ["--tmpfs", str(path)]
     # Put back, read-only, what the process needs from inside the hidden course directory.
-    needed = [Path(sys.prefix).resolve(), _package_dir("course"), *extra_ro]
+    # (PYTHONPATH entries too: on a machine where packages were installed with --target
+    # into /tmp, the private /tmp would otherwise hide them.)
+    search = [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    needed = [Path(sys.prefix), _package_dir("course"), *search, *extra_ro]
+    seen: set[Path] = set()
     for path in needed:
         path = path.resolve()
-        if path.is_relative_to(root) or str(path).startswith("/tmp"):
+        if path in seen or not path.exists():
+            continue
+        seen.add(path)
+        if any(path.is_relative_to(h) for h in [*hidden, Path("/tmp")]):
             cmd += ["--ro-bind", str(path), str(path)]
     for path in (workdir, *extra_rw):
         cmd += ["--bind", str(path.resolve()), str(path.resolve())]
     cmd += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
+            # ipykernel exits when it cannot see its parent's PID, which a PID namespace hides;
+            # --die-with-parent does that job instead.
+            "--unsetenv", "JPY_PARENT_PID",
             "--setenv", "HOME", "/tmp", "--setenv", "MPLCONFIGDIR", "/tmp/mpl",
             "--setenv", "NUMBA_CACHE_DIR", "/tmp/numba", "--setenv", "IPYTHONDIR", "/tmp/ipy",
             "--chdir", str(workdir.resolve()), "--"]

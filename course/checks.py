@@ -171,7 +171,13 @@ def _check_cases(gk: GemmKernel, shapes: Sequence[Shape], rng: np.random.Generat
         A, B = random_operands(M, N, K, rng)
         try:
             C, outside = run_guarded(gk, A, B)
+        except NotImplementedError:
+            raise GemmCheckError(f"{gk.name} is not written yet: replace "
+                                 "`raise NotImplementedError()` with your kernel") from None
         except (IndexError, RuntimeError) as exc:
+            if "NotImplementedError" in type(exc).__name__ + str(exc):
+                raise GemmCheckError(f"{gk.name} is not written yet: replace "
+                                     "`raise NotImplementedError()` with your kernel") from None
             raise GemmCheckError(
                 f"{gk.name} failed for M={M}, N={N}, K={K}: {exc}. An index out of range "
                 "means a missing or wrong bounds test (threads of the last partial block, "

@@ -83,7 +83,8 @@ class _TrackedShared:
         # element -> (block, writer thread, epoch); element -> {reader thread: epoch}
         self._writes: dict[int, tuple[Any, Any, int]] = {}
         self._reads: dict[int, dict[Any, int]] = {}
-        self.shape, self.dtype, self.size, self.ndim = array.shape, array.dtype, array.size, array.ndim
+        self.shape, self.dtype = array.shape, array.dtype
+        self.size, self.ndim = array.size, array.ndim
 
     def _flat(self, idx: Any) -> int | None:
         if not isinstance(idx, tuple):

@@ -34,7 +34,8 @@ class DisallowedCodeError(ValueError):
 
 ALLOWED_BUILTINS = frozenset(
     {"range", "min", "max", "abs", "int", "float", "bool", "len", "round", "divmod", "pow",
-     "print", "ValueError", "TypeError", "IndexError", "True", "False", "None"}
+     "print", "ValueError", "TypeError", "IndexError", "NotImplementedError", "True", "False",
+     "None"}
 )
 #: import statements that may appear, as (module, name or None). Aliases are free.
 ALLOWED_MODULES = frozenset({"math", "numpy", "numba", "numba.cuda"})
@@ -44,12 +45,18 @@ ALLOWED_FROM_IMPORTS = {
     "math": None,  # any public name
 }
 #: dotted names reachable through a module alias (``cuda.shared.array`` …).
-_CUDA = ["jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "const", "syncthreads", "laneid", "warpsize", "fma", "selp", "shared.array", "local.array", "const.array_like"]
+_CUDA = [
+    "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "shared",
+    "local", "const", "syncthreads", "laneid", "warpsize", "fma", "selp", "shared.array",
+    "local.array", "const.array_like",
+]
+_NUMPY = ["float32", "float64", "int32", "int64", "uint32", "uint64", "pi", "e", "inf", "nan",
+          "sqrt", "exp", "log"]
 ALLOWED_QUALNAMES = frozenset(
     [f"numba.cuda.{n}" for n in _CUDA]
     + ["numba.cuda", "numba.float32", "numba.float64", "numba.int32", "numba.int64",
        "numba.uint32", "numba.uint64"]
-    + [f"numpy.{n}" for n in ["float32", "float64", "int32", "int64", "uint32", "uint64", "pi", "e", "inf", "nan", "sqrt", "exp", "log"]]
+    + [f"numpy.{n}" for n in _NUMPY]
 )
 #: attributes allowed on values (arrays, dim3 triples).
 ALLOWED_VALUE_ATTRS = frozenset({"x", "y", "z", "shape", "size", "ndim", "dtype"})
@@ -292,13 +299,19 @@ def _free_names(node: ast.AST) -> set[str]:
     return loads - stores
 
 
+_SYNTAX_ERRORS: list[str] = []
+
+
 def _parse_cell(text: str) -> list[ast.stmt]:
     """Parse a code cell, ignoring IPython magics and shell lines; unparsable cells count as
-    empty (they raise at run time in the notebook too)."""
+    empty (they raise at run time in the notebook too) and are remembered for the message."""
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith(("%", "!"))]
     try:
         return ast.parse("\n".join(lines)).body
-    except SyntaxError:
+    except SyntaxError as exc:
+        first = next((ln.strip() for ln in lines if ln.strip()), "")
+        _SYNTAX_ERRORS.append(f"a cell starting `{first[:40]}` has a syntax error "
+                              f"(line {exc.lineno}: {exc.msg})")
         return []
 
 
@@ -364,6 +377,7 @@ def bundle_from_cells(cells: list[str], wanted: set[str] | list[str]) -> SourceB
     Raises :class:`DisallowedCodeError` if a needed definition breaks the rules, and
     ``NameError`` if a wanted name is never defined.
     """
+    _SYNTAX_ERRORS.clear()
     defs, imports = _definitions(cells)
     order: list[str] = []
     needed_imports: dict[str, ast.stmt] = {}
@@ -380,7 +394,8 @@ def bundle_from_cells(cells: list[str], wanted: set[str] | list[str]) -> SourceB
         d = defs.get(name)
         if d is None:
             if name in wanted:
-                raise NameError(f"`{name}` is not defined: run (and fill in) its answer cell")
+                why = f"; {_SYNTAX_ERRORS[0]}" if _SYNTAX_ERRORS else ""
+                raise NameError(f"`{name}` is not defined: run (and fill in) its answer cell{why}")
             continue  # a builtin or an undefined name: validation reports the latter
         if d.node is None:
             raise DisallowedCodeError(f"{d.problem}; graded code must define it with `def`")

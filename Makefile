@@ -1,0 +1,51 @@
+# Week 4 course unit. Quick start: `make demo` (build the release, grade the sample class,
+# print the table) and `make test`. Both create .venv and install what is needed first.
+
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed-stamp
+PYTEST_WORKERS ?= 2
+
+.PHONY: install system-deps demo release grade table test test-fast lint figures gpu-check clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP) system-deps
+
+## bubblewrap isolates student code while grading; chromium drives the browser test.
+system-deps:
+	@bash scripts/system-deps.sh
+
+demo: install
+	$(BIN)/python -m autograder.harness demo
+
+release: install
+	$(BIN)/python -m autograder.harness release
+
+grade: install
+	$(BIN)/python -m autograder.harness grade
+
+table: install
+	$(BIN)/python -m autograder.harness table
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
+
+## Everything but the slow end-to-end tests (notebooks, sample class, browser).
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow and not browser"
+
+lint: install
+	$(BIN)/ruff check .
+
+figures: install
+	$(BIN)/python scripts/make_figures.py --out assets
+
+clean:
+	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log test-artifacts

@@ -1,0 +1,112 @@
+"""The nbgrader configuration of this course, in one place (``nbgrader_config.py`` calls it).
+
+What it changes from nbgrader's defaults, and why:
+
+* autograde runs the notebook in a *sandboxed* kernel (:mod:`autograder.sandbox`), so student
+  code cannot read the solutions, the gradebook or other submissions;
+* a dead kernel no longer drops the student from the class (:mod:`autograder.execute`);
+* every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`);
+* deleted test cells are put back from the gradebook (``OverwriteCells.add_missing_cells``);
+* feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
+* one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
+  a cell that runs longer is interrupted and scored 0, and grading goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from autograder import sandbox
+
+COURSE_ID = "gpu-week4"
+ASSIGNMENT = "week4"
+KERNEL_NAME = "week4-sandboxed"
+REFERENCE_NOTEBOOK = "02_naive_gemm.ipynb"
+
+
+def cell_timeout() -> int:
+    return int(os.environ.get("COURSE_CELL_TIMEOUT", "600"))
+
+
+def install_sandboxed_kernelspec(root: Path) -> Path:
+    """Write a kernelspec that starts IPython inside the sandbox; return its JUPYTER_PATH dir."""
+    base = Path(tempfile.mkdtemp(prefix="week4-kernels-"))
+    spec = base / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True)
+    spec.joinpath("kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "autograder.sandbox", "-f", "{connection_file}"],
+        "display_name": "Python 3 (week 4 grading sandbox)",
+        "language": "python",
+        # Interrupt through the control channel: a signal would reach bwrap, not IPython.
+        "interrupt_mode": "message",
+        "env": {sandbox.ROOT_ENV: str(root)},
+    }))
+    return base
+
+
+def reference_bundle_file(root: Path) -> str:
+    """The course's reference naive kernel, from the source notebook's solution, as JSON."""
+    from course.kernel_source import bundle_from_cells
+
+    path = root / "source" / ASSIGNMENT / REFERENCE_NOTEBOOK
+    if not path.exists():
+        return ""
+    cells = [
+        "".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
+    cells = [c.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "") for c in cells]
+    bundle = bundle_from_cells(cells, {"gemm_naive"})
+    fd, out = tempfile.mkstemp(prefix="week4-reference-", suffix=".json")
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"gemm_naive": bundle.to_json()}, fh)
+    return out
+
+
+def configure(c: Any, root: Path) -> None:
+    """Fill the traitlets config ``c`` for the course directory ``root``."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        ClearHiddenTests,
+        GetGrades,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+
+    from autograder.execute import SurvivingExecute
+    from autograder.trusted import TrustedRecheck
+
+    root = root.resolve()
+    c.CourseDirectory.course_id = COURSE_ID
+    c.CourseDirectory.root = str(root)
+    c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+    timeout = cell_timeout()
+    c.Execute.timeout = timeout
+    c.Execute.interrupt_on_timeout = True
+    c.Execute.kernel_name = KERNEL_NAME
+    c.SurvivingExecute.timeout = timeout
+    c.SurvivingExecute.kernel_name = KERNEL_NAME
+    c.OverwriteCells.add_missing_cells = True
+    c.TrustedRecheck.timeout = timeout
+    c.TrustedRecheck.course_root = str(root)
+    c.TrustedRecheck.reference_file = reference_bundle_file(root)
+    c.Autograde.autograde_preprocessors = [
+        SurvivingExecute, TrustedRecheck, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+    ]
+    c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+
+    kernels = install_sandboxed_kernelspec(root)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        [str(kernels), *filter(None, [os.environ.get("JUPYTER_PATH")])])
+    os.environ[sandbox.ROOT_ENV] = str(root)

@@ -1,0 +1,121 @@
+"""The sample class: submissions that exercise every grading path, built from the release.
+
+Each file in ``students/`` describes one student as *changes* to the released notebooks, so
+the samples follow the notebooks when they change:
+
+``NOTEBOOKS``  which notebooks the student hands in (``"all"`` or a list of names);
+``BASE``       ``"solutions"`` (answer cells filled with the course's solutions) or
+               ``"release"`` (answer cells untouched);
+``ANSWERS``    {notebook: {grade_id: source}} — replaced answer cells;
+``EDIT_TESTS`` {notebook: {grade_id: source}} — test cells the student rewrote;
+``DELETE``     {notebook: [grade_id, …]} — cells the student deleted;
+``APPEND``     {notebook: [source, …]} — code cells the student added at the end;
+``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
+``EXPECTED_GPU`` the same on a GPU machine, where it differs.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import pkgutil
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from autograder.config import ASSIGNMENT
+
+_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+
+
+def students() -> dict[str, ModuleType]:
+    """Every sample student, by id (the file name)."""
+    from autograder.samples import students as pkg
+
+    return {m.name: importlib.import_module(f"{pkg.__name__}.{m.name}")
+            for m in pkgutil.iter_modules(pkg.__path__)}
+
+
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _text(cell: dict[str, Any]) -> str:
+    src = cell["source"]
+    return "".join(src) if isinstance(src, list) else src
+
+
+def solutions(root: Path, notebook: str) -> dict[str, str]:
+    """Answer-cell sources of the course's solution: source cells without solution markers."""
+    path = root / "source" / ASSIGNMENT / f"{notebook}.ipynb"
+    nb = json.loads(path.read_text())
+    return {_nbgrader(c)["grade_id"]: _MARKERS.sub("", _text(c)) for c in nb["cells"]
+            if _nbgrader(c).get("solution")}
+
+
+def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any]:
+    """One student's version of one released notebook."""
+    nb = json.loads((root / "release" / ASSIGNMENT / f"{notebook}.ipynb").read_text())
+    answers = dict(solutions(root, notebook)) if spec.BASE == "solutions" else {}
+    answers.update(getattr(spec, "ANSWERS", {}).get(notebook, {}))
+    edits = getattr(spec, "EDIT_TESTS", {}).get(notebook, {})
+    delete = set(getattr(spec, "DELETE", {}).get(notebook, []))
+    cells = []
+    for cell in nb["cells"]:
+        gid = _nbgrader(cell).get("grade_id")
+        if gid in delete:
+            continue
+        cell = copy.deepcopy(cell)
+        if gid in answers and _nbgrader(cell).get("solution"):
+            cell["source"] = answers[gid]
+        if gid in edits:
+            cell["source"] = edits[gid]
+        cells.append(cell)
+    for source in getattr(spec, "APPEND", {}).get(notebook, []):
+        cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
+                      "execution_count": None})
+    nb["cells"] = cells
+    return nb
+
+
+def build_class(root: Path, submitted: Path) -> list[str]:
+    """Write every sample student's submission under ``submitted/<id>/week4``."""
+    released = sorted(p.stem for p in (root / "release" / ASSIGNMENT).glob("*.ipynb"))
+    ids = []
+    for sid, spec in sorted(students().items()):
+        wanted = released if spec.NOTEBOOKS == "all" else spec.NOTEBOOKS
+        folder = submitted / sid / ASSIGNMENT
+        folder.mkdir(parents=True, exist_ok=True)
+        for notebook in wanted:
+            nb = build_notebook(root, notebook, spec)
+            (folder / f"{notebook}.ipynb").write_text(json.dumps(nb, indent=1))
+        ids.append(sid)
+    return ids
+
+
+def expected_scores(gpu: bool = False) -> dict[str, dict[str, float]]:
+    """What each sample student should score, per notebook."""
+    out = {}
+    for sid, spec in students().items():
+        exp = dict(spec.EXPECTED)
+        if gpu:
+            exp.update(getattr(spec, "EXPECTED_GPU", {}))
+        out[sid] = exp
+    return out
+
+
+def compare(actual: dict[str, dict], gpu: bool = False) -> list[str]:
+    """Differences between a graded class (harness --json) and the expected scores."""
+    problems = []
+    for sid, expected in sorted(expected_scores(gpu).items()):
+        got = actual.get(sid)
+        if got is None:
+            problems.append(f"{sid}: missing from the grade table")
+            continue
+        for notebook, points in expected.items():
+            score = got["scores"].get(notebook, [0.0, 0.0])[0]
+            if abs(score - points) > 1e-9:
+                problems.append(f"{sid} {notebook}: got {score:g}, expected {points:g}")
+    return problems

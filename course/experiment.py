@@ -1,0 +1,383 @@
+"""The week's seed experiment, rerun on your GPU with your kernels: naive vs tiled GEMM at 1024³.
+
+The seed is a CUDA C write-up that timed two FP32 GEMM kernels at M = N = K = 1024:
+
+* a naive kernel, one thread per element of C, 16×16 blocks;
+* a shared-memory tiled kernel with TILE = 32;
+
+on integer-valued inputs ``A[i] = (i % 13) − 6`` and ``B[i] = (i % 7) − 3`` (``i`` the flat,
+row-major index), averaging 50 launches with CUDA events. It measured 2.9437 ms and 2.5054 ms
+(tiled / naive = 0.8511×) and a maximum difference of exactly 0 between the two results.
+
+:func:`run_seed_experiment` repeats that with the student's ``gemm_naive`` and
+``make_gemm_tiled`` (launched as the course contract says, :mod:`course.launch`), timed with the
+course's one timing helper (:func:`course.timing.time_launches`), and adds two references the
+seed did not have: cuBLAS through CuPy (TF32 off, so it is an FP32 comparison) and NumPy on the
+CPU (the SYCL write-up's closing question: can a hand-written GPU kernel beat NumPy?).
+
+Timings need a real GPU; on the simulator :func:`run_seed_experiment` raises
+:class:`course.backend.NoGPUError`. :func:`check_seed_correctness` runs the same kernels on the
+same kind of inputs without timing them, on a GPU or on the simulator (at a small size there).
+
+Why the difference is exactly 0: every input is a small integer, so every product and every
+partial sum is an integer of magnitude at most 18·K (6·3 per term). For K ≤ 932,067 that is
+below 2²⁴, and every integer below 2²⁴ is exact in float32: no addition ever rounds, so the
+order of the additions (which differs between kernels and libraries) cannot change the result.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from course import backend
+
+__all__ = [
+    "SEED_RESULTS",
+    "ExperimentResult",
+    "Row",
+    "SeedNumbers",
+    "check_seed_correctness",
+    "exact_product",
+    "format_table",
+    "plot_experiment",
+    "run_seed_experiment",
+    "seed_inputs",
+]
+
+#: names of the rows, also used by the table and the chart.
+NAIVE = "naive"
+NUMPY = "NumPy (CPU)"
+CUBLAS = "cuBLAS (CuPy, TF32 off)"
+
+
+def tiled_name(tile: int) -> str:
+    return f"tiled (tile {tile})"
+
+
+@dataclass(frozen=True)
+class SeedNumbers:
+    """What the seed write-up measured (CUDA C, FP32; the GPU is not named in the write-up)."""
+
+    size: int = 1024
+    iters: int = 50
+    tile: int = 32
+    naive_block: int = 16
+    naive_ms: float = 2.9437
+    tiled_ms: float = 2.5054
+    tiled_over_naive: float = 0.8511
+    max_abs_diff: float = 0.0
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.size**3
+
+    @property
+    def naive_gflops(self) -> float:
+        return self.flops / (self.naive_ms * 1e6)
+
+    @property
+    def tiled_gflops(self) -> float:
+        return self.flops / (self.tiled_ms * 1e6)
+
+
+SEED_RESULTS = SeedNumbers()
+
+
+@dataclass(frozen=True)
+class Row:
+    """One implementation's result. ``avg_ms``/``gflops`` are None when it was not timed."""
+
+    name: str
+    where: str  # "GPU" or "CPU"
+    avg_ms: float | None
+    gflops: float | None
+    max_abs_diff: float  # largest |C - exact A·B| over all elements
+
+    @property
+    def timed(self) -> bool:
+        return self.avg_ms is not None
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """Everything one run of the experiment produced."""
+
+    size: int
+    iters: int
+    tile: int
+    device: str
+    rows: tuple[Row, ...]
+    max_abs_diff_tiled_vs_naive: float  # the seed's own comparison
+    notes: tuple[str, ...] = ()
+
+    def row(self, name: str) -> Row:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"no row named {name!r}; rows are {[r.name for r in self.rows]}")
+
+    @property
+    def timed(self) -> bool:
+        return any(r.timed for r in self.rows)
+
+    @property
+    def tiled_over_naive(self) -> float | None:
+        """Tiled time / naive time, as the seed reports it (below 1: tiled is faster)."""
+        naive_ms = self.row(NAIVE).avg_ms
+        tiled_ms = self.row(tiled_name(self.tile)).avg_ms
+        if naive_ms is None or tiled_ms is None:
+            return None
+        return tiled_ms / naive_ms
+
+
+# ---------------------------------------------------------------------------------- inputs
+
+
+def _size(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def seed_inputs(M: int, N: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seed's inputs: A (M×K) with A[i] = (i % 13) − 6, B (K×N) with B[i] = (i % 7) − 3.
+
+    ``i`` runs over the flat row-major index, so ``A[r, c]`` is ``((r·K + c) % 13) − 6``.
+    Both float32 and C-contiguous, ready for the GEMM kernels.
+    """
+    M, N, K = _size("M", M), _size("N", N), _size("K", K)
+    A = ((np.arange(M * K, dtype=np.int64) % 13) - 6).astype(np.float32).reshape(M, K)
+    B = ((np.arange(K * N, dtype=np.int64) % 7) - 3).astype(np.float32).reshape(K, N)
+    return A, B
+
+
+def exact_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A·B in float64: exact for the seed's inputs (integers far below 2⁵³)."""
+    return A.astype(np.float64) @ B.astype(np.float64)
+
+
+def _max_abs_diff(C: np.ndarray, ref: np.ndarray) -> float:
+    return float(np.max(np.abs(C.astype(np.float64) - ref)))
+
+
+# ---------------------------------------------------------------------------------- kernels
+
+
+def _gemm_kernels(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int):
+    from course.launch import naive, tiled
+
+    return naive(gemm_naive), tiled(make_gemm_tiled, tile)
+
+
+def check_seed_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
+                           size: int = 48, tile: int = 32) -> ExperimentResult:
+    """Run both kernels (and NumPy) once on the seed's inputs at ``size``³; time nothing.
+
+    Works on a GPU and on the simulator (keep ``size`` small there: every GPU thread is a
+    Python thread). Every row's ``max_abs_diff`` should be exactly 0.
+    """
+    from course.launch import matmul
+
+    size = _size("size", size)
+    b = backend.detect()
+    if not b.can_run_kernels:
+        raise backend.NoGPUError(f"kernels cannot run here: {b.reason}. {backend.COLAB_HINT}")
+    gk_naive, gk_tiled = _gemm_kernels(gemm_naive, make_gemm_tiled, tile)
+    A, B = seed_inputs(size, size, size)
+    ref = exact_product(A, B)
+    C_naive = matmul(gk_naive, A, B)
+    C_tiled = matmul(gk_tiled, A, B)
+    rows = (
+        Row(NAIVE, "GPU", None, None, _max_abs_diff(C_naive, ref)),
+        Row(tiled_name(tile), "GPU", None, None, _max_abs_diff(C_tiled, ref)),
+        Row(NUMPY, "CPU", None, None, _max_abs_diff(A @ B, ref)),
+    )
+    device = b.device_name if b.kind == "gpu" else "Numba CUDA simulator"
+    return ExperimentResult(size, 0, tile, device, rows, _max_abs_diff(C_tiled, C_naive),
+                            ("correctness only: nothing was timed",))
+
+
+def _cupy_module() -> tuple[Any | None, str]:
+    """Import CuPy with TF32 off for float32 matmul; (None, why) when it is unusable."""
+    # CuPy reads CUPY_TF32 the first time a float32 matmul asks for its compute type; "0" (its
+    # default, set here explicitly) keeps cuBLAS on plain FP32 arithmetic, like our kernels.
+    os.environ["CUPY_TF32"] = "0"
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
+        return None, f"cuBLAS row skipped: CuPy could not be imported ({type(exc).__name__})"
+    return cupy, ""
+
+
+def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
+                        size: int = 1024, iters: int = 50, tile: int = 32, *,
+                        trials: int = 5, numpy_runs: int = 3, cublas: bool = True
+                        ) -> ExperimentResult:
+    """Time naive, tiled, cuBLAS and NumPy at ``size``³ on the seed's inputs (GPU only).
+
+    Like the seed, a timing is ``iters`` back-to-back launches between two CUDA events,
+    divided by ``iters``: the average time per launch. That is repeated ``trials`` times
+    (interleaved between the implementations, after one untimed warm-up batch) and the
+    median is reported. NumPy runs on the CPU and is timed with ``time.perf_counter``
+    (median of ``numpy_runs`` after one warm-up).
+    """
+    b = backend.require_gpu("The seed experiment's timings")
+    from numba import cuda
+
+    from course.launch import quiet_numba
+    from course.timing import time_launches
+
+    size, iters = _size("size", size), _size("iters", iters)
+    trials, numpy_runs = _size("trials", trials), _size("numpy_runs", numpy_runs)
+    gk_naive, gk_tiled = _gemm_kernels(gemm_naive, make_gemm_tiled, tile)
+    A, B = seed_inputs(size, size, size)
+    ref = exact_product(A, B)
+    flops = 2.0 * size**3
+    dA, dB = cuda.to_device(A), cuda.to_device(B)
+    outputs = {}
+    launches: dict[str, Callable[[], None]] = {}
+    for name, gk in ((NAIVE, gk_naive), (tiled_name(tile), gk_tiled)):
+        dC = cuda.device_array((size, size), dtype=np.float32)
+        gk.launch(dA, dB, dC)  # once, checked below; also compiles the kernel
+        outputs[name] = dC.copy_to_host()
+        cfg = gk.launch_for(size, size)
+
+        def batch(kernel=gk.kernel, cfg=cfg, dC=dC) -> None:
+            with quiet_numba():
+                for _ in range(iters):
+                    kernel[cfg.grid, cfg.block](dA, dB, dC)
+
+        launches[name] = batch
+
+    notes: list[str] = []
+    if cublas:
+        cupy, why = _cupy_module()
+        if cupy is None:
+            notes.append(why)
+        else:
+            try:
+                cA, cB = cupy.asarray(A), cupy.asarray(B)
+                cC = cupy.empty((size, size), dtype=cupy.float32)
+                cupy.matmul(cA, cB, out=cC)
+                outputs[CUBLAS] = cupy.asnumpy(cC)
+
+                def cublas_batch(cA=cA, cB=cB, cC=cC) -> None:
+                    for _ in range(iters):
+                        cupy.matmul(cA, cB, out=cC)
+
+                launches[CUBLAS] = cublas_batch
+            except Exception as exc:  # noqa: BLE001 - report and carry on without cuBLAS
+                notes.append(f"cuBLAS row skipped: {type(exc).__name__}: {exc}")
+
+    timings = time_launches(launches, repeats=trials, warmup=1)
+    rows = []
+    for name, t in timings.items():
+        avg = t.median_ms / iters
+        rows.append(Row(name, "GPU", avg, flops / (avg * 1e6), _max_abs_diff(outputs[name], ref)))
+
+    C_cpu = A @ B  # warm-up (and the result we check)
+    samples = []
+    for _ in range(numpy_runs):
+        start = time.perf_counter()
+        A @ B
+        samples.append((time.perf_counter() - start) * 1e3)
+    cpu_ms = statistics.median(samples)
+    rows.append(Row(NUMPY, "CPU", cpu_ms, flops / (cpu_ms * 1e6), _max_abs_diff(C_cpu, ref)))
+
+    return ExperimentResult(size, iters, tile, b.device_name or "GPU", tuple(rows),
+                            _max_abs_diff(outputs[tiled_name(tile)], outputs[NAIVE]),
+                            tuple(notes))
+
+
+# ---------------------------------------------------------------------------------- output
+
+
+def _fmt_ms(ms: float | None) -> str:
+    return "—" if ms is None else f"{ms:.4f}"
+
+
+def _fmt_rate(gflops: float | None) -> str:
+    return "—" if gflops is None else f"{gflops:,.0f}"
+
+
+def _fmt_diff(diff: float) -> str:
+    return "0" if diff == 0 else f"{diff:.3g}"
+
+
+def format_table(result: ExperimentResult, seed: SeedNumbers = SEED_RESULTS) -> str:
+    """A plain-text table of the result, with the seed's numbers beside the naive/tiled rows."""
+    n = result.size
+    what = (f"{result.iters} launches per timing" if result.timed
+            else "correctness only (timings need a GPU)")
+    head = f"{n}×{n}×{n} FP32, seed inputs, {what} — {result.device}"
+    seed_cols = {NAIVE: (seed.naive_ms, seed.naive_gflops)}
+    if result.tile == seed.tile:
+        seed_cols[tiled_name(seed.tile)] = (seed.tiled_ms, seed.tiled_gflops)
+    header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "seed ms",
+              "seed GFLOP/s")
+    body = []
+    for r in result.rows:
+        s_ms, s_rate = seed_cols.get(r.name, (None, None))
+        body.append((r.name, r.where, _fmt_ms(r.avg_ms), _fmt_rate(r.gflops),
+                     _fmt_diff(r.max_abs_diff), _fmt_ms(s_ms), _fmt_rate(s_rate)))
+    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest])
+
+    lines = [head, line(header), "  ".join("-" * w for w in widths)]
+    lines += [line(row) for row in body]
+    ratio = result.tiled_over_naive
+    ratio_text = "—" if ratio is None else f"{ratio:.4f}×"
+    lines.append(f"tiled / naive time: {ratio_text} (seed: {seed.tiled_over_naive:.4f}×); "
+                 f"max|tiled − naive| = {_fmt_diff(result.max_abs_diff_tiled_vs_naive)} "
+                 f"(seed: {_fmt_diff(seed.max_abs_diff)})")
+    if result.size != seed.size:
+        lines.append(f"(the seed ran at {seed.size}³; its columns are for comparison only)")
+    lines += list(result.notes)
+    return "\n".join(lines)
+
+
+def plot_experiment(result: ExperimentResult, ax: Any = None, seed: SeedNumbers = SEED_RESULTS
+                    ) -> Any:
+    """Horizontal bars of GFLOP/s (log scale): your run, plus the seed's two kernels, hatched."""
+    import matplotlib.pyplot as plt
+
+    timed = [r for r in result.rows if r.timed]
+    if not timed:
+        raise ValueError("nothing in this result was timed (timings need a GPU): "
+                         "print format_table(result) instead")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
+    labels = [f"{r.name} [{r.where}]" for r in timed]
+    values = [r.gflops for r in timed]
+    colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
+    hatches = [""] * len(timed)
+    labels += [f"seed: naive [{seed.size}³]", f"seed: tiled, tile {seed.tile} [{seed.size}³]"]
+    values += [seed.naive_gflops, seed.tiled_gflops]
+    colors += ["white", "white"]
+    hatches += ["///", "///"]
+    y = np.arange(len(labels))[::-1]
+    bars = ax.barh(y, values, color=colors, edgecolor="black", height=0.6)
+    for bar, hatch in zip(bars, hatches, strict=True):
+        bar.set_hatch(hatch)
+    for yi, v in zip(y, values, strict=True):
+        ax.annotate(f"{v:,.0f}", (v, yi), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=9)
+    ax.set_yticks(y, labels)
+    ax.set_xscale("log")
+    ax.set_xlim(min(values) / 2, max(values) * 4)
+    ax.set_xlabel("GFLOP/s (log scale; higher is better)")
+    ax.set_title(f"FP32 GEMM {result.size}³ on {result.device}", fontsize=10)
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    return ax
+

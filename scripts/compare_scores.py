@@ -1,0 +1,18 @@
+"""Compare a graded sample class (``harness demo --json FILE``) with the expected scores."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autograder.samples import compare  # noqa: E402
+
+parser = argparse.ArgumentParser()
+parser.add_argument("table", type=Path)
+parser.add_argument("--gpu", action="store_true", help="use the expected scores on a GPU")
+args = parser.parse_args()
+problems = compare(json.loads(args.table.read_text()), gpu=args.gpu)
+print("\n".join(problems) or "all sample students scored as expected")
+raise SystemExit(1 if problems else 0)

@@ -1,0 +1,168 @@
+"""Measure the week-4 kernels on a real GPU and write a markdown report.
+
+Run on a GPU machine (see scripts/gpu_session.sh, which also installs what is missing):
+
+    python scripts/gpu_bench.py --out results.md [--quick]
+
+Kernels are the course's own solutions, read from the source notebooks with the same
+extraction the grader uses, plus two teaching variants (the swapped naive mapping and a
+"tiled" kernel that still reads global memory in its inner loop, from the sample class).
+Everything is timed with course.timing (CUDA events, warm-up, medians, interleaved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.setswitchinterval(5e-4)
+
+import course  # noqa: E402,F401
+from course import backend  # noqa: E402
+
+
+def versions() -> str:
+    names = ["numba", "numba-cuda", "numpy", "cupy-cuda13x", "cupy-cuda12x", "nbgrader"]
+    found = []
+    for n in names:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found.append(f"{n} {metadata.version(n)}")
+    return ", ".join(found) + f", Python {platform.python_version()}"
+
+
+def kernels() -> dict:
+    from autograder.samples import solutions, students
+    from course.kernel_source import bundle_from_cells
+
+    naive_src = list(solutions(ROOT, "02_naive_gemm").values())
+    tiled_src = list(solutions(ROOT, "03_tiled_gemm").values())
+    ns = bundle_from_cells(naive_src, {"gemm_naive"}).load()
+    nt = bundle_from_cells(tiled_src, {"make_gemm_tiled"}).load()
+    out = {"gemm_naive": ns["gemm_naive"], "make_gemm_tiled": nt["make_gemm_tiled"]}
+    slow = students().get("ivy_global_inner_loop")
+    if slow is not None:
+        src = list(slow.ANSWERS["03_tiled_gemm"].values())
+        out["slow_tiled"] = bundle_from_cells(src, {"make_gemm_tiled"}).load()["make_gemm_tiled"]
+    return out
+
+
+def gemm_table(k: dict, sizes: list[int], repeats: int) -> list[str]:
+    from course.launch import GemmKernel, Launch, naive, tiled
+    from course.timing import time_gemm
+
+    lines = ["| size | kernel | median ms | GFLOP/s | vs naive |", "|---|---|---|---|---|"]
+    for n in sizes:
+        gemms = [naive(k["gemm_naive"])] + [tiled(k["make_gemm_tiled"], t) for t in (8, 16, 32)]
+        swapped = GemmKernel("naive, x ↔ row", k["gemm_naive"],
+                             lambda M, N: Launch((-(-M // 16), -(-N // 16)), (16, 16)))
+        if n <= 2048:
+            gemms.append(swapped)
+        if "slow_tiled" in k:
+            gemms.append(tiled(k["slow_tiled"], 32))
+            gemms[-1] = type(gemms[-1])("'tiled' 32 reading global in inner loop",
+                                        gemms[-1].kernel, gemms[-1].launch_for, 32)
+        t = time_gemm(gemms, n, n, n, repeats=repeats)
+        cub = cublas_ms(n, repeats)
+        base = t["gemm_naive"].median_ms
+        for name, tm in t.items():
+            lines.append(f"| {n}³ | {name} | {tm.median_ms:.3f} | {tm.gflops:,.0f} | "
+                         f"{base / tm.median_ms:.2f}× |")
+        if cub:
+            gf = 2 * n**3 / (cub * 1e6)
+            lines.append(f"| {n}³ | cuBLAS SGEMM (cupy.matmul, TF32 off) | {cub:.3f} | {gf:,.0f}"
+                         f" | {base / cub:.1f}× |")
+    return lines
+
+
+def cublas_ms(n: int, repeats: int) -> float | None:
+    try:
+        os.environ.setdefault("CUPY_TF32", "0")
+        import cupy as cp
+    except ImportError:
+        return None
+    a = cp.random.random((n, n), dtype=cp.float32)
+    bm = cp.random.random((n, n), dtype=cp.float32)
+    for _ in range(3):
+        cp.matmul(a, bm)
+    times = []
+    for _ in range(repeats):
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        cp.matmul(a, bm)
+        e.record()
+        e.synchronize()
+        times.append(cp.cuda.get_elapsed_time(s, e))
+    return statistics.median(times)
+
+
+def stability(k: dict, runs: int) -> list[str]:
+    """Repeat the graded speedup measurement; report the ratios and verdicts."""
+    import json
+    import tempfile
+
+    from course import speedup
+    from course.kernel_source import bundle_from_objects
+
+    ref = bundle_from_objects({"gemm_naive": k["gemm_naive"]})
+    fd, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"gemm_naive": ref.to_json()}, fh)
+    os.environ[speedup.REFERENCE_ENV] = path
+    lines = [f"Graded speedup check repeated {runs}× (size {speedup.SPEEDUP_SIZE}³, tile "
+             f"{speedup.SPEEDUP_TILE}, threshold {speedup.SPEEDUP_THRESHOLD}× vs the reference "
+             "naive kernel, each run a fresh process):", "",
+             "| kernel | ratios (min / median / max) | verdicts |", "|---|---|---|"]
+    for label, factory in (("reference tiled solution", k["make_gemm_tiled"]),
+                           ("'tiled' reading global in inner loop", k.get("slow_tiled"))):
+        if factory is None:
+            continue
+        ratios, verdicts = [], []
+        for _ in range(runs):
+            r = speedup.measure_speedup(factory, k["gemm_naive"])
+            ratios.append(r.vs_reference)
+            verdicts.append("pass" if r.vs_reference >= r.threshold else "fail")
+        lines.append(f"| {label} | {min(ratios):.2f} / {statistics.median(ratios):.2f} / "
+                     f"{max(ratios):.2f} | {verdicts.count('pass')} pass, "
+                     f"{verdicts.count('fail')} fail |")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--stability-runs", type=int, default=20)
+    args = parser.parse_args()
+    b = backend.detect()
+    if b.kind != "gpu":
+        print(f"needs a GPU: {backend.describe(b)}")
+        return 0
+    started = time.time()
+    k = kernels()
+    report = [f"# GPU results, {time.strftime('%Y-%m-%d')}", "",
+              f"- GPU: {b.device_name}, cc {b.compute_capability}, {b.sm_count} SMs, "
+              f"driver CUDA {b.driver_cuda}", f"- Versions: {versions()}",
+              "- Command: `bash scripts/gpu_session.sh` (runs `python scripts/gpu_bench.py`)",
+              "", "## GEMM, FP32 (medians of 20 interleaved launches, CUDA events)", ""]
+    sizes = [1024, 2048] if args.quick else [1024, 2048, 4096]
+    report += gemm_table(k, sizes, repeats=20)
+    print("\n".join(report), flush=True)
+    report += ["", "## Stability of the graded speedup verdict", ""]
+    report += stability(k, 3 if args.quick else args.stability_runs)
+    report += ["", f"(bench wall time {time.time() - started:.0f} s)"]
+    args.out.write_text("\n".join(report) + "\n")
+    print("\n".join(report[-8:]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""The committed release is exactly what nbgrader generates, and gives nothing away."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = ROOT / "release" / "week4"
+SOURCE = ROOT / "source" / "week4"
+
+
+@pytest.fixture(scope="module")
+def fresh_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    course = tmp_path_factory.mktemp("course")
+    shutil.copytree(SOURCE, course / "source" / "week4")
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "week4", "--force"],
+                   cwd=course, check=True, capture_output=True)
+    return course / "release" / "week4"
+
+
+def test_committed_release_matches_a_fresh_build(fresh_release: Path) -> None:
+    built = sorted(p.name for p in fresh_release.iterdir())
+    committed = sorted(p.name for p in RELEASE.iterdir())
+    assert built == committed, "release/week4 is stale: run `make release` and commit it"
+    for name in built:
+        fresh = json.loads((fresh_release / name).read_text())
+        ours = json.loads((RELEASE / name).read_text())
+        assert fresh == ours, f"release/week4/{name} differs from a fresh build: `make release`"
+
+
+def _solution_lines() -> set[str]:
+    """Distinctive lines of every solution and hidden-test region of the source notebooks."""
+    lines = set()
+    region = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
+    for path in SOURCE.glob("*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            for match in region.finditer("".join(cell["source"])):
+                lines |= {ln.strip() for ln in match.group(2).splitlines()
+                          if len(ln.strip()) > 25}
+    return lines
+
+
+def test_release_contains_no_solutions_or_hidden_tests() -> None:
+    secrets = _solution_lines()
+    assert secrets, "found no solution regions in source/: the test would prove nothing"
+    for path in RELEASE.glob("*.ipynb"):
+        text = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+        leaked = [ln for ln in secrets if ln in text]
+        assert not leaked, f"{path.name} shows solution/hidden lines: {leaked[:3]}"
