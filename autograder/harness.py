@@ -35,7 +35,10 @@ def nbgrader(*args: str, root: Path) -> None:
     """Run one nbgrader command in the course directory; stop on failure."""
     cmd = [sys.executable, "-m", "nbgrader", *args]
     print(f"$ nbgrader {' '.join(args)}", flush=True)
-    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    # nbgrader runs `alembic` (gradebook migrations) from PATH: make it this environment's.
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
+                                                 os.environ.get("PATH", "")]))
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     log = root / ".nbgrader.log"
     with open(log, "a") as fh:
         fh.write(f"$ {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")

@@ -291,6 +291,8 @@ def _free_names(node: ast.AST) -> set[str]:
             stores.add(sub.name)
         elif isinstance(sub, ast.arg):
             stores.add(sub.arg)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            stores.add(sub.name)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             for a in sub.names:
                 stores.add((a.asname or a.name).split(".")[0])
@@ -327,6 +329,8 @@ def referenced_names(code: str) -> set[str]:
             elif isinstance(sub, (ast.Import, ast.ImportFrom)):
                 bound |= {(a.asname or a.name).split(".")[0] for a in sub.names}
             elif isinstance(sub, ast.FunctionDef):
+                bound.add(sub.name)
+            elif isinstance(sub, ast.ExceptHandler) and sub.name:
                 bound.add(sub.name)
     return free
 

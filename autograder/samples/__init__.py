@@ -32,8 +32,7 @@ _MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 
 def students() -> dict[str, ModuleType]:
     """Every sample student, by id (the file name)."""
-    from autograder.samples import students as pkg
-
+    pkg = importlib.import_module(f"{__name__}.students")
     return {m.name: importlib.import_module(f"{pkg.__name__}.{m.name}")
             for m in pkgutil.iter_modules(pkg.__path__)}
 
