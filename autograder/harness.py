@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,22 +30,25 @@ from autograder import samples, sandbox
 from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
+_LOG_LOCK = threading.Lock()
 
 
-def nbgrader(*args: str, root: Path) -> None:
-    """Run one nbgrader command in the course directory; stop on failure."""
+def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+    """Run one nbgrader command in the course directory; stop on failure if ``check``."""
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    print(f"$ nbgrader {' '.join(args)}", flush=True)
+    if not quiet:
+        print(f"$ nbgrader {' '.join(args)}", flush=True)
     # nbgrader runs `alembic` (gradebook migrations) from PATH: make it this environment's.
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                  os.environ.get("PATH", "")]))
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     log = root / ".nbgrader.log"
-    with open(log, "a") as fh:
+    with _LOG_LOCK, open(log, "a") as fh:
         fh.write(f"$ {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
-    if proc.returncode != 0:
+    if proc.returncode != 0 and check:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise SystemExit(f"nbgrader {args[0]} failed (full log: {log}):\n{tail}")
+    return proc.returncode == 0
 
 
 def build_release(root: Path) -> None:
@@ -101,6 +105,20 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                     row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
                 row.scores[nb.name] = (score, maximum)
             rows.append(row)
+    # A GPU-only check that was not measured for one student was not measured for anyone:
+    # leave it out of every maximum, including for notebooks a student did not hand in.
+    unmeasured = {x for r in rows for x in r.not_measured}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for row in rows:
+            for name in list(row.scores):
+                if any(x.startswith(f"{name}:") for x in unmeasured) and \
+                        not any(x.startswith(f"{name}:") for x in row.not_measured):
+                    s, m = row.scores[name]
+                    for x in unmeasured:
+                        if x.startswith(f"{name}:"):
+                            cell = gb.find_grade_cell(x.split(":", 1)[1], name, ASSIGNMENT)
+                            m -= cell.max_score
+                    row.scores[name] = (s, m)
     return notebooks, rows
 
 
@@ -128,8 +146,34 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def workers() -> int:
+    """Students graded at once (COURSE_GRADING_WORKERS; default: CPU cores, at most 4)."""
+    return int(os.environ.get("COURSE_GRADING_WORKERS") or min(4, os.cpu_count() or 1))
+
+
 def autograde_all(root: Path) -> None:
-    nbgrader("autograde", ASSIGNMENT, "--create", "--force", root=root)
+    """Autograde every submitted student, a few at a time; retry failures one by one.
+
+    Each student is one ``nbgrader autograde --student`` process, so a student whose
+    grading breaks (a locked gradebook, a crash) is retried alone and, if it fails again,
+    stops the run loudly instead of vanishing from the table.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    students = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
+    print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> "
+          f"({workers()} at a time)", flush=True)
+
+    def grade(student: str) -> bool:
+        return nbgrader("autograde", ASSIGNMENT, "--student", student, "--create", "--force",
+                        root=root, check=False, quiet=True)
+
+    with ThreadPoolExecutor(max_workers=workers()) as pool:
+        ok = dict(zip(students, pool.map(grade, students), strict=True))
+    for student in [s for s, good in ok.items() if not good]:
+        print(f"  retrying {student} alone", flush=True)
+        nbgrader("autograde", ASSIGNMENT, "--student", student, "--create", "--force",
+                 root=root)
     nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root)
     nbgrader("export", root=root)
 

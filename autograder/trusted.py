@@ -79,6 +79,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         out.update(status="fail", ename=job["setup_error"][0], evalue=job["setup_error"][1])
         return out
     buf = io.StringIO()
+    started = time.monotonic()
     try:
         with contextlib.redirect_stdout(buf):
             namespace = SourceBundle.from_json(job["bundle"]).load()
@@ -88,6 +89,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     except BaseException as exc:  # noqa: BLE001 - any failure of student code is a verdict
         out.update(status="fail", ename=type(exc).__name__, evalue=str(exc))
     out["stdout"] = buf.getvalue()[-MAX_STDOUT:]
+    out["seconds"] = round(time.monotonic() - started, 2)
     return out
 
 
@@ -198,7 +200,8 @@ class TrustedRecheck(NbGraderPreprocessor):
         name = resources.get("unique_key", "notebook")
         summary = {"notebook": name, "dead_kernel": resources.get(DEAD_KERNEL_KEY),
                    "sandbox": sandbox.sandbox_status(),
-                   "cells": {r["grade_id"]: {k: r[k] for k in ("status", "ename", "evalue")}
+                   "cells": {r["grade_id"]: {k: r.get(k) for k in
+                                             ("status", "ename", "evalue", "seconds")}
                              for r in results}}
         (folder / f"{name}.trusted.json").write_text(json.dumps(summary, indent=1))
         return nb, resources

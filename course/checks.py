@@ -230,13 +230,11 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
     rng = _rng(seed)
     shapes = tuple(shapes or _default_shapes())
     worst = 0.0
-    for tile in tiles:
-        gk = tiled(factory, tile)
-        worst = max(worst, _check_cases(gk, shapes, rng, block=tile))
-    # Barriers, watched on the simulator at one small tile (the kernel's code is the same for
-    # every tile, and each simulated thread is a Python thread): a K that spans two tiles and
-    # a partial third, so both barriers matter.
-    ptile = min(tiles, key=lambda t: abs(t - RACE_PROBE_TILE))
+    # Barriers first (a race can look like any other wrong value), watched on the simulator
+    # at one small tile whatever tiles are checked: the kernel's code is the same for every
+    # tile, and each simulated thread is a Python thread. K spans several tiles, so both
+    # barriers matter.
+    ptile = RACE_PROBE_TILE
     probe = barrier_shape or (ptile + 3, ptile + 1, 2 * ptile + 3)
     seen = _simulator_inspection(factory, ptile, probe, int(rng.integers(2**31)))
     if seen.get("error"):
@@ -244,6 +242,9 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
     for key in ("races", "uninitialised"):
         if seen[key]:
             raise GemmCheckError(f"make_gemm_tiled({ptile}) for M, N, K = {probe}: {seen[key][0]}")
+    for tile in tiles:
+        gk = tiled(factory, tile)
+        worst = max(worst, _check_cases(gk, shapes, rng, block=tile))
     report = GemmReport(f"make_gemm_tiled (tiles {', '.join(map(str, tiles))})", shapes,
                         kind, worst)
     if not quiet:

@@ -130,7 +130,8 @@ class _TrackedShared:
         if flat is not None:
             block, thread, epoch = _thread_identity()
             if True:
-                for (rblock, reader), repoch in self._reads.get(flat, {}).items():
+                # list() copies in one step under the GIL; other threads may add readers.
+                for (rblock, reader), repoch in list(self._reads.get(flat, {}).items()):
                     if rblock == block and reader != thread and repoch == epoch:
                         self._note("race", self._report.races,
                                    f"thread {thread[:2]} wrote {self._name}{idx}, which thread "

@@ -105,6 +105,14 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
             "the notebook runs on a GPU; it is never counted as passed without one."
         )
     student = bundle_from_objects({"make_gemm_tiled": make_gemm_tiled, "gemm_naive": gemm_naive})
+    # First a deterministic look on the simulator: a kernel with a barrier race can pass or
+    # fail a GPU run by luck, and the same submission must always get the same verdict.
+    seen = isolated.inspect_tiled(make_gemm_tiled, 8, (11, 9, 19), int.from_bytes(os.urandom(4)))
+    problem = seen.get("error") or (seen.get("races") or [None])[0] or \
+        (seen.get("uninitialised") or [None])[0] or seen.get("problem")
+    if problem:
+        raise SpeedupCheckError(f"speedup not measured: make_gemm_tiled(8) is not correct yet "
+                                f"({problem})")
     reference = _reference_bundle()
     job = {"task": "speedup", "bundles": {"student": student.to_json()},
            "size": size, "tile": tile, "repeats": repeats,

@@ -1,0 +1,9 @@
+"""Ivy's 'tiled' kernel loads tiles into shared memory but then multiplies straight from
+global memory. Results are right; traffic is that of the naive kernel, and it is no faster.
+"""
+
+NOTEBOOKS = ["03_tiled_gemm"]
+BASE = "solutions"
+ANSWERS = {"03_tiled_gemm": {"make_gemm_tiled": 'def make_gemm_tiled(tile):\n    """Return a @cuda.jit kernel (A, B, C) computing C = A·B with tile×tile shared-memory tiles.\n\n    Launched by `course` with block (tile, tile) and grid ceil(N/tile) × ceil(M/tile);\n    x ↔ column, y ↔ row. Must be right for every M, N, K ≥ 1.\n    """\n    @cuda.jit\n    def gemm_tiled(A, B, C):\n        As = cuda.shared.array((tile, tile), float32)\n        Bs = cuda.shared.array((tile, tile), float32)\n        tx = cuda.threadIdx.x\n        ty = cuda.threadIdx.y\n        row = cuda.blockIdx.y * tile + ty\n        col = cuda.blockIdx.x * tile + tx\n        M, K = A.shape\n        N = B.shape[1]\n        acc = float32(0.0)\n        for t in range((K + tile - 1) // tile):\n            ka = t * tile + tx  # column of A this thread loads\n            kb = t * tile + ty  # row of B this thread loads\n            if row < M and ka < K:\n                As[ty, tx] = A[row, ka]\n            else:\n                As[ty, tx] = float32(0.0)\n            if kb < K and col < N:\n                Bs[ty, tx] = B[kb, col]\n            else:\n                Bs[ty, tx] = float32(0.0)\n            cuda.syncthreads()  # the tiles are complete\n            for k in range(tile):\n                acc += A[row, t * tile + k] * B[t * tile + k, col] if t * tile + k < K and row < M and col < N else float32(0.0)\n            cuda.syncthreads()  # everyone is done with these tiles\n        if row < M and col < N:\n            C[row, col] = acc\n\n    return gemm_tiled\n'}}
+EXPECTED = {'03_tiled_gemm': 8}
+EXPECTED_GPU = {'03_tiled_gemm': 8}

@@ -1,0 +1,451 @@
+"""Measured ceilings of the GPU in front of you: memory bandwidth and FP32 peak.
+
+A datasheet roof is what the vendor promises; the roof a kernel actually meets is lower
+(clocks under load, DRAM refresh and protocol overhead, power limits). So notebook 05 measures
+the two numbers of the roofline model on the student's GPU:
+
+* **bandwidth** with the student's own streaming kernel ``vector_add(a, b, c)``: n FLOPs for
+  3·n·4 bytes (read a, read b, write c), launched with 256-thread blocks on ceil(n/256)
+  blocks; and, as the reference a streaming kernel should come close to, a device-to-device
+  copy (2·n·4 bytes: every byte read once and written once);
+* **FP32 peak** with cuBLAS (CuPy's ``matmul``) on a large square product with TF32 off, so
+  that it is plain FP32 arithmetic like our kernels.
+
+Inputs are far larger than any L2 cache (2²⁷ floats = 512 MiB per array), so the traffic
+really goes to DRAM. Every measurement uses :mod:`course.timing` (CUDA events, warm-up,
+median) and raises :class:`course.backend.NoGPUError` on the simulator, which has no clock
+worth reading. :func:`ceilings_for_plot` returns the measured roof on a GPU and the datasheet
+roof of ``course.devices.DEFAULT_SIMULATOR_DEVICE`` elsewhere, with a sentence that says which.
+
+:func:`check_vector_add` (graded in notebook 05) checks the streaming kernel itself, on the
+simulator or a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from course import backend
+from course.roofline import Roof
+from course.timing import Timing
+
+__all__ = [
+    "VECTOR_ADD_AI",
+    "VECTOR_ADD_BLOCK",
+    "Ceiling",
+    "MissingDependencyError",
+    "VectorAddCheckError",
+    "VectorAddReport",
+    "ceilings_for_plot",
+    "check_vector_add",
+    "compare_with_datasheet",
+    "copy_bytes",
+    "measure_bandwidth",
+    "measure_copy_bandwidth",
+    "measure_fp32_peak",
+    "vector_add_bytes",
+    "vector_add_launch",
+]
+
+#: threads per block for ``vector_add`` (the grid is ceil(n / 256) blocks).
+VECTOR_ADD_BLOCK = 256
+#: FLOP/byte of c = a + b in FP32: one addition per 12 bytes moved.
+VECTOR_ADD_AI = 1 / 12
+#: default elements per array: 2²⁷ floats = 512 MiB, far beyond any L2 cache.
+STREAM_N = 2**27
+#: default size of the square cuBLAS product that measures the FP32 peak.
+PEAK_GEMM_SIZE = 8192
+
+
+class MissingDependencyError(RuntimeError):
+    """A measurement needs a library that is not installed (CuPy for cuBLAS)."""
+
+
+class VectorAddCheckError(AssertionError):
+    """``vector_add`` computed the wrong thing; the message says where and what to fix."""
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def vector_add_launch(n: int) -> tuple[int, int]:
+    """(blocks, threads per block) for ``vector_add`` over ``n`` elements: (ceil(n/256), 256)."""
+    n = _positive_int("n", n)
+    return math.ceil(n / VECTOR_ADD_BLOCK), VECTOR_ADD_BLOCK
+
+
+def vector_add_bytes(n: int, bytes_per_element: int = 4) -> int:
+    """Bytes c = a + b moves: read a, read b, write c."""
+    return 3 * _positive_int("n", n) * bytes_per_element
+
+
+def copy_bytes(n: int, bytes_per_element: int = 4) -> int:
+    """Bytes a device-to-device copy of ``n`` elements moves: each read once, written once."""
+    return 2 * _positive_int("n", n) * bytes_per_element
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One measured ceiling: a bandwidth [GB/s] or a compute rate [GFLOP/s], and its timing."""
+
+    what: str
+    value: float
+    unit: str  # "GB/s" or "GFLOP/s"
+    timing: Timing
+    note: str = ""
+
+    @property
+    def value_gbs(self) -> float:
+        if self.unit != "GB/s":
+            raise ValueError(f"{self.what} is a compute rate ({self.unit}), not a bandwidth")
+        return self.value
+
+    @property
+    def value_gflops(self) -> float:
+        if self.unit != "GFLOP/s":
+            raise ValueError(f"{self.what} is a bandwidth ({self.unit}), not a compute rate")
+        return self.value
+
+    def __str__(self) -> str:
+        text = (f"{self.what}: {self.value:,.0f} {self.unit} "
+                f"(median {self.timing.median_ms:.3f} ms of {self.timing.repeats} runs)")
+        return f"{text}; {self.note}" if self.note else text
+
+
+# ------------------------------------------------------------------------- check_vector_add
+
+#: sizes for the check: 1 element, around one block, and ragged multi-block sizes.
+GPU_SIZES = (1, 255, 256, 257, 1000, 100_003, 2**20 + 7)
+SIM_SIZES = (1, 257, 700)
+
+
+@dataclass(frozen=True)
+class VectorAddReport:
+    """What a passed check covered."""
+
+    sizes: tuple[int, ...]
+    backend: str
+
+    def __str__(self) -> str:
+        return (f"✓ vector_add is correct for n = {', '.join(f'{n:,}' for n in self.sizes)} "
+                f"(blocks of {VECTOR_ADD_BLOCK}; the last block partly outside the arrays) "
+                f"[{self.backend}]")
+
+
+def _require_runnable() -> str:
+    b = backend.detect()
+    if not b.can_run_kernels:
+        raise backend.NoGPUError(f"kernels cannot run here: {b.reason}. {backend.COLAB_HINT}")
+    return b.kind
+
+
+def _guarded_device(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:
+    """A device buffer [guard | data | guard] and the view of its middle."""
+    from numba import cuda
+
+    from course.checks import GUARD
+
+    dev = cuda.to_device(np.concatenate([fill, data, fill]))
+    return dev, dev[GUARD:GUARD + data.size]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def _not_written_yet(exc: BaseException) -> bool:
+    return isinstance(exc, NotImplementedError) or "NotImplementedError" in (
+        f"{type(exc).__name__} {exc}")
+
+
+def _diagnose(n: int, a: np.ndarray, b: np.ndarray, c: np.ndarray, wrote_outside: bool,
+              changed_inputs: str) -> str | None:
+    """What is wrong with c = a + b as computed by the kernel, or None if it is right."""
+    from course.checks import C_POISON_BITS
+
+    if wrote_outside:
+        return (f"for n = {n:,} your kernel wrote past the end of c: the last block has "
+                f"{math.ceil(n / VECTOR_ADD_BLOCK) * VECTOR_ADD_BLOCK - n} threads with no "
+                "element; test `if i < c.size:` before the store")
+    if changed_inputs:
+        return (f"for n = {n:,} your kernel changed {changed_inputs}: only c is the output; "
+                "read a and b, write c")
+    unwritten = c.view(np.uint32) == C_POISON_BITS
+    bounds = "the bounds test must be `if i < c.size:` (every i from 0 to n − 1 gets through)"
+    if unwritten.all():
+        if n == 1:
+            return (f"for n = 1 c[0] was never written: only thread 0 has an element, and "
+                    f"{bounds}. Does the kernel store c[i] = a[i] + b[i], with the arguments "
+                    "in the order (a, b, c)?")
+        return (f"for n = {n:,} c was never written: does the kernel store c[i] = a[i] + b[i]? "
+                f"The arguments come in the order (a, b, c), and {bounds}.")
+    if unwritten.any():
+        first = int(np.argmax(unwritten))
+        count = int(unwritten.sum())
+        if first == min(n, VECTOR_ADD_BLOCK) and count == n - first:
+            hint = ("only the first block's elements were written: the index must include the "
+                    "block, i = cuda.grid(1) (= blockIdx.x·blockDim.x + threadIdx.x)")
+        elif count == n - first:
+            hint = f"the last elements are missing: {bounds}"
+        else:
+            hint = ("every element needs exactly one thread: i = cuda.grid(1), and "
+                    f"{bounds}")
+        verb = "was" if count == 1 else "were"
+        return (f"for n = {n:,}, {_plural(count, 'element')} of c (the first is c[{first}]) "
+                f"{verb} never written (still NaN): {hint}")
+    if not np.isfinite(c).all():
+        i = int(np.argmax(~np.isfinite(c)))
+        return (f"for n = {n:,} c[{i}] = {c[i]} although a and b are finite: the kernel read "
+                "outside a or b (the memory around them holds NaN)")
+    a64, b64, c64 = a.astype(np.float64), b.astype(np.float64), c.astype(np.float64)
+    ref = a64 + b64
+    tol = 2 * np.finfo(np.float32).eps * (np.abs(a64) + np.abs(b64)) + 1e-30
+    bad = np.abs(c64 - ref) > tol
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    detail = (f"c[{i}] = {c[i]:.6g}, expected a[{i}] + b[{i}] = {ref[i]:.6g}; "
+              f"{int(bad.sum()):,} of {n:,} wrong")
+    guesses = {"a[i] − b[i]": a64 - b64, "a[i] · b[i]": a64 * b64, "a[i]": a64, "b[i]": b64,
+               "2·a[i]": 2 * a64, "2·b[i]": 2 * b64}
+    for what, values in guesses.items():
+        if np.all(np.abs(c64 - values) <= 2 * np.finfo(np.float32).eps * np.abs(values) + 1e-30):
+            return f"for n = {n:,}: {detail}. Your kernel stores {what}; it should store " \
+                   "a[i] + b[i]"
+    return (f"for n = {n:,}: {detail}. Each thread should add the elements at its own "
+            "index i = cuda.grid(1)")
+
+
+def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int | None = None,
+                     quiet: bool = False) -> VectorAddReport:
+    """Check a ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
+
+    Each size gets fresh random float32 inputs; c starts as a marked NaN (an element never
+    written is recognised as such), and every array sits between guard regions, so a store
+    past the end of c (on a GPU, where nothing raises) or a change to a or b is caught.
+    """
+    backend.defer_in_autograde("check_vector_add")
+    kind = _require_runnable()
+    from numba import cuda
+
+    from course.checks import C_GUARD, C_POISON_BITS, GUARD, INPUT_GUARD_BITS
+    from course.launch import quiet_numba, require_kernel
+
+    require_kernel(kernel, "vector_add")
+    sizes = tuple(_positive_int("size", n) for n in (sizes or (
+        GPU_SIZES if kind == "gpu" else SIM_SIZES)))
+    rng = np.random.default_rng(seed if seed is not None else int.from_bytes(os.urandom(8)))
+    in_guard = np.full(GUARD, INPUT_GUARD_BITS, dtype=np.uint32).view(np.float32)
+    c_guard = np.full(GUARD, C_GUARD, dtype=np.float32)
+    for n in sizes:
+        a = rng.uniform(-1, 1, n).astype(np.float32)
+        b = rng.uniform(-1, 1, n).astype(np.float32)
+        a_dev, da = _guarded_device(a, in_guard)
+        b_dev, db = _guarded_device(b, in_guard)
+        poison = np.full(n, C_POISON_BITS, dtype=np.uint32).view(np.float32)
+        c_dev, dc = _guarded_device(poison, c_guard)
+        blocks, threads = vector_add_launch(n)
+        try:
+            with quiet_numba():
+                kernel[blocks, threads](da, db, dc)
+            cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - the student's kernel may raise anything
+            if _not_written_yet(exc):
+                raise VectorAddCheckError("vector_add is not written yet: replace "
+                                          "`raise NotImplementedError()` with your kernel"
+                                          ) from None
+            raise VectorAddCheckError(
+                f"vector_add failed for n = {n:,} ({_plural(blocks, 'block')} of {threads} "
+                f"threads): "
+                f"{type(exc).__name__}: {exc}. An index out of range means a missing bounds "
+                "test: threads of the last block have no element, so guard the work with "
+                "`if i < c.size:`."
+            ) from None
+        flat_c = c_dev.copy_to_host()
+        outside = np.concatenate([flat_c[:GUARD], flat_c[GUARD + n:]])
+        changed = [name for name, dev, host in (("a", a_dev, a), ("b", b_dev, b))
+                   if not np.array_equal(dev.copy_to_host()[GUARD:GUARD + n].view(np.uint32),
+                                         host.view(np.uint32))]
+        problem = _diagnose(n, a, b, flat_c[GUARD:GUARD + n], bool(np.any(outside != C_GUARD)),
+                            " and ".join(changed))
+        if problem:
+            raise VectorAddCheckError(f"vector_add: {problem}")
+    report = VectorAddReport(sizes, kind)
+    if not quiet:
+        print(report)
+    return report
+
+
+# --------------------------------------------------------------------------- measurements
+
+
+def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 20) -> Ceiling:
+    """DRAM bandwidth [GB/s] reached by a ``vector_add(a, b, c)`` kernel over ``n`` floats.
+
+    Bytes are reads plus writes, 3·n·4; the launch is ceil(n/256) blocks of 256 threads.
+    The kernel's result is checked once before timing, so a kernel that skips work cannot
+    report an impossible bandwidth.
+    """
+    backend.require_gpu("Measuring bandwidth")
+    from numba import cuda
+
+    from course.launch import quiet_numba, require_kernel
+    from course.timing import time_launch
+
+    require_kernel(vector_add_kernel, "vector_add")
+    n = _positive_int("n", n)
+    rng = np.random.default_rng(0)
+    a = rng.random(n, dtype=np.float32)
+    b = rng.random(n, dtype=np.float32)
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    dc = cuda.device_array(n, dtype=np.float32)
+    blocks, threads = vector_add_launch(n)
+
+    def run() -> None:
+        with quiet_numba():
+            vector_add_kernel[blocks, threads](da, db, dc)
+
+    run()
+    cuda.synchronize()
+    if not np.array_equal(dc.copy_to_host(), a + b):
+        raise VectorAddCheckError(f"vector_add gave wrong results for n = {n:,}: pass "
+                                  "check_vector_add before measuring with it")
+    timing = time_launch(run, "vector add", repeats=repeats, flops=float(n),
+                         nbytes=float(vector_add_bytes(n)))
+    return Ceiling("bandwidth of your vector_add", timing.gbs, "GB/s", timing,
+                   f"{n:,} floats per array, 3·n·4 bytes per launch")
+
+
+def measure_copy_bandwidth(n: int = STREAM_N, repeats: int = 20) -> Ceiling:
+    """Device-to-device copy bandwidth [GB/s] of ``n`` floats (2·n·4 bytes per copy)."""
+    backend.require_gpu("Measuring copy bandwidth")
+    from numba import cuda
+
+    from course.timing import time_launch
+
+    n = _positive_int("n", n)
+    src = cuda.device_array(n, dtype=np.float32)
+    dst = cuda.device_array(n, dtype=np.float32)
+    timing = time_launch(lambda: dst.copy_to_device(src), "device copy", repeats=repeats,
+                         nbytes=float(copy_bytes(n)))
+    return Ceiling("device-to-device copy bandwidth", timing.gbs, "GB/s", timing,
+                   f"{n:,} floats, 2·n·4 bytes per copy")
+
+
+def _import_cupy() -> Any:
+    """Import CuPy with TF32 off for float32 matmul; raise a clear error when it is missing."""
+    before = os.environ.get("CUPY_TF32")
+    os.environ["CUPY_TF32"] = "0"  # read by CuPy when a float32 matmul picks its compute type
+    if before not in (None, "0") and "cupy" in sys.modules:
+        raise RuntimeError("CuPy was imported with CUPY_TF32=" + before + ": restart the kernel "
+                           "so that cuBLAS runs in plain FP32")
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
+        raise MissingDependencyError(
+            "measuring the FP32 peak needs CuPy (it calls cuBLAS), and it could not be "
+            f"imported ({type(exc).__name__}: {exc}). Install the wheel for your CUDA "
+            "version, e.g. `pip install cupy-cuda12x` (Colab has it preinstalled)."
+        ) from None
+    return cupy
+
+
+def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10) -> Ceiling:
+    """FP32 rate [GFLOP/s] of cuBLAS SGEMM on ``size``³ with TF32 off (2·size³ FLOPs)."""
+    backend.require_gpu("Measuring the FP32 peak")
+    from course.timing import time_launch
+
+    size = _positive_int("size", size)
+    cupy = _import_cupy()
+    rng = cupy.random.default_rng(0)
+    A = rng.random((size, size), dtype=cupy.float32)
+    B = rng.random((size, size), dtype=cupy.float32)
+    C = cupy.empty((size, size), dtype=cupy.float32)
+    timing = time_launch(lambda: cupy.matmul(A, B, out=C), f"cuBLAS SGEMM {size}³",
+                         repeats=repeats, flops=2.0 * size**3)
+    return Ceiling(f"FP32 rate of cuBLAS SGEMM at {size}³ (TF32 off)", timing.gflops,
+                   "GFLOP/s", timing)
+
+
+# -------------------------------------------------------------------------------- the roof
+
+
+def _simulator_roof() -> tuple[Roof, str]:
+    from course.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE
+
+    spec = DATASHEET[DEFAULT_SIMULATOR_DEVICE]
+    roof = Roof(f"{spec.name} (datasheet)", spec.fp32_peak_gflops, spec.bandwidth_gbs)
+    source = (f"No GPU here, so nothing can be measured: this is the datasheet roof of a "
+              f"{spec.name}, Colab's free GPU ({spec.fp32_peak_gflops:,.0f} GFLOP/s FP32, "
+              f"{spec.bandwidth_gbs:,.0f} GB/s), not a measurement of this machine.")
+    return roof, source
+
+
+def ceilings_for_plot(bandwidth: Ceiling | None = None, peak: Ceiling | None = None
+                      ) -> tuple[Roof, str]:
+    """The roof to draw, and one sentence saying where its numbers come from.
+
+    On a GPU: the measured device-copy bandwidth and the measured cuBLAS FP32 rate (pass
+    ceilings you already measured to reuse them). If CuPy is missing, the peak falls back to
+    the datasheet, and the sentence says so. Without a GPU: the datasheet roof of
+    ``course.devices.DEFAULT_SIMULATOR_DEVICE``.
+    """
+    b = backend.detect()
+    if b.kind != "gpu":
+        return _simulator_roof()
+    from course.devices import lookup
+
+    spec = lookup(b.device_name or "")
+    bandwidth = bandwidth or measure_copy_bandwidth()
+    words = [f"{bandwidth.what} {bandwidth.value_gbs:,.0f} GB/s"]
+    if peak is None:
+        try:
+            peak = measure_fp32_peak()
+        except MissingDependencyError as exc:
+            if spec is None:
+                raise MissingDependencyError(
+                    f"{exc} course.devices has no datasheet peak for {b.device_name} either."
+                ) from None
+            peak_value = spec.fp32_peak_gflops
+            words.append(f"the datasheet FP32 peak {peak_value:,.0f} GFLOP/s (CuPy is not "
+                         "installed, so cuBLAS could not measure one)")
+    if peak is not None:
+        peak_value = peak.value_gflops
+        words.append(f"the {peak.what} {peak_value:,.0f} GFLOP/s")
+    roof = Roof(f"{b.device_name} (measured)", peak_value, bandwidth.value_gbs)
+    return roof, f"Measured on this {b.device_name}: {' and '.join(words)}."
+
+
+def compare_with_datasheet(ceilings: Sequence[Ceiling], device_name: str) -> str:
+    """A small table: each measured ceiling beside the datasheet number of its kind."""
+    from course.devices import lookup
+
+    spec = lookup(device_name)
+    rows = [("ceiling", "measured", "datasheet", "measured / datasheet")]
+    for c in ceilings:
+        sheet = None
+        if spec is not None:
+            sheet = spec.bandwidth_gbs if c.unit == "GB/s" else spec.fp32_peak_gflops
+        rows.append((c.what, f"{c.value:,.0f} {c.unit}",
+                     "—" if sheet is None else f"{sheet:,.0f} {c.unit}",
+                     "—" if sheet is None else f"{100 * c.value / sheet:.0f} %"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join([r[0].ljust(widths[0])] + [x.rjust(w) for x, w in
+                                                  zip(r[1:], widths[1:], strict=True)])
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if spec is None:
+        lines.append(f"(course.devices has no datasheet entry for {device_name})")
+    else:
+        lines.append(f"(datasheet: {spec.notes})")
+    return "\n".join(lines)

@@ -1,0 +1,233 @@
+"""An interactive panel over the tile sweep (:func:`course.sweep.run_sweep`), for notebook 6.
+
+Pick a tile and see at once what the occupancy model says about one block of that kernel on
+the chosen GPU; press "Run sweep" to model (and, on a GPU, time) every tile, with a progress
+bar, a table and a plot of GFLOP/s (or modelled intensity) and occupancy against the tile.
+
+Works with ipywidgets 7.7 (Colab) and 8: only core widgets, ``observe(..., names="value")``,
+``on_click`` and ``add_class``. Every control has its own CSS class (``week4-…``) so tests can
+find it. Under ``nbgrader autograde`` (:func:`course.backend.autograding`) nothing
+interactive is built: :func:`sweep_panel` returns a :class:`StaticSummary` of the model-only
+sweep instead, so no cell waits for a human. Without widgets, the same sweep is one call of
+:func:`course.sweep.run_sweep`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from course import backend
+from course.launch import TILES
+from course.sweep import (
+    ASSUMED_REGS,
+    SweepRow,
+    as_kernel_model,
+    available_profiles,
+    model_row,
+    plot_sweep,
+    resolve_target,
+    rows_to_table,
+    run_sweep,
+)
+
+__all__ = ["StaticSummary", "SIZES", "sweep_panel", "single_tile_html"]
+
+SIZES = (256, 512, 1024, 2048, 4096)
+_CSS = """<style>
+.week4-panel { border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 12px;
+               background: #fafbfc; max-width: 980px; }
+.week4-title { font-size: 15px; }
+.week4-model { background: #ffffff; border-left: 4px solid #2f81f7; padding: 2px 10px;
+               margin: 4px 0; }
+.week4-model table { border-collapse: collapse; }
+.week4-model td { padding: 1px 10px 1px 0; }
+.week4-output pre { font-size: 11.5px; line-height: 1.3; }
+</style>"""
+
+
+@dataclass(frozen=True)
+class StaticSummary:
+    """What the panel shows when nobody can click: the model-only sweep as text."""
+
+    text: str
+    rows: tuple[SweepRow, ...]
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+def single_tile_html(row: SweepRow) -> str:
+    """The model for one kernel at one tile, as a small HTML table (the panel's live view)."""
+    regs = (f"{row.regs_per_thread} (from the compiler)" if row.regs_per_thread is not None
+            else f"{row.regs_in_model} (assumed: no GPU to ask the compiler)")
+    waves = "—" if row.waves is None else f"{row.waves:.1f}"
+    cells = [
+        ("threads per block", f"{row.threads_per_block} ({math.ceil(row.threads_per_block / 32)}"
+                              " warps)"),
+        ("registers per thread", regs),
+        ("shared memory per block", f"{row.smem_per_block:,} B"),
+        ("blocks per SM", f"{row.blocks_per_sm}"),
+        ("warps per SM", f"{row.warps_per_sm}"),
+        ("occupancy", f"<b>{row.occupancy:.0%}</b>, limited by <b>{row.limited_by}</b>"),
+        ("modelled intensity", f"{row.modelled_ai:.2f} FLOP/byte at {row.size}³"),
+        ("blocks in the grid / waves", f"{row.grid_blocks:,} / {waves}"),
+    ]
+    body = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in cells)
+    note = f"<div style='color:#57606a;font-size:11px'>{html.escape(row.note)}</div>"
+    return (f"<div><b>{html.escape(row.kernel)}</b>, tile {row.tile}, on "
+            f"{html.escape(row.target)}</div><table>{body}</table>{note}")
+
+
+def _static_summary(kernels: Mapping[str, Any], size: int, profile: str | None) -> StaticSummary:
+    rows = run_sweep(kernels, size=size, profile=profile, progress=False, measure=False)
+    text = ("Tile sweep (model only; the interactive panel is not built while grading)\n"
+            + rows_to_table(rows))
+    return StaticSummary(text, tuple(rows))
+
+
+def sweep_panel(kernels: Mapping[str, Any], size: int = 1024, profile: str | None = None,
+                tiles: Sequence[int] = TILES, sizes: Sequence[int] = SIZES) -> Any:
+    """An ipywidgets panel over :func:`run_sweep` (or a :class:`StaticSummary` when grading).
+
+    ``kernels`` maps a label ("naive", "tiled", "bonus") to ``gemm_naive``,
+    ``make_gemm_tiled`` or a :class:`course.sweep.KernelModel`; labels whose value is None
+    are left out. Returns a widget to display (the last expression of a cell).
+    """
+    kernels = {k: v for k, v in kernels.items() if v is not None}
+    if not kernels:
+        raise ValueError("no kernels to sweep: load make_gemm_tiled (notebook 3) first")
+    if backend.autograding():
+        return _static_summary(kernels, size, profile)
+    return _Panel(kernels, size, profile, tuple(tiles), tuple(sizes))
+
+
+def _panel_class() -> type:
+    import ipywidgets as w
+
+    class Panel(w.VBox):
+        """The widget: controls, the one-tile model, a progress bar and the results."""
+
+        def __init__(self, kernels: dict[str, Any], size: int, profile: str | None,
+                     tiles: tuple[int, ...], sizes: tuple[int, ...]) -> None:
+            self.kernels = kernels
+            self.tiles = tiles
+            on_gpu = backend.detect().kind == "gpu"
+            wide = {"description_width": "initial"}
+            choices = list(kernels)
+            self.kernel = w.Dropdown(options=choices + (["all"] if len(choices) > 1 else []),
+                                     value="tiled" if "tiled" in choices else choices[0],
+                                     description="kernel", style=wide,
+                                     layout=w.Layout(width="190px"))
+            self.tile = w.Dropdown(options=list(tiles), value=16 if 16 in tiles else tiles[0],
+                                   description="tile", style=wide,
+                                   layout=w.Layout(width="120px"))
+            sizes = tuple(sorted(set(sizes) | {size}))
+            self.size = w.Dropdown(options=list(sizes), value=size, description="size (M=N=K)",
+                                   style=wide, layout=w.Layout(width="190px"))
+            profiles = available_profiles()
+            start = profile if profile in profiles else profiles[0]
+            self.profile = w.Dropdown(options=profiles, value=start, description="target GPU",
+                                      style=wide, layout=w.Layout(width="260px"))
+            self.regs = w.IntSlider(value=ASSUMED_REGS, min=16, max=128, step=8,
+                                    description="assumed registers/thread", style=wide,
+                                    disabled=on_gpu, continuous_update=False,
+                                    layout=w.Layout(width="380px"))
+            self.run = w.Button(description="Run sweep", button_style="primary", icon="play",
+                                tooltip="model every tile (and time it, on a GPU)")
+            self.progress = w.IntProgress(value=0, min=0, max=1, description="sweep",
+                                          bar_style="info", layout=w.Layout(width="380px"))
+            self.status = w.HTML(value="")
+            self.model = w.HTML(value="")
+            self.output = w.Output(layout=w.Layout(min_height="40px"))
+            where = ("times on this GPU" if on_gpu else
+                     "model only: no GPU here, so nothing is timed")
+            title = w.HTML(value=f"{_CSS}<b>Tile sweep</b> — {where}")
+            for widget, css in ((self.kernel, "kernel"), (self.tile, "tile"),
+                                (self.size, "size"), (self.profile, "profile"),
+                                (self.regs, "regs"), (self.run, "run"),
+                                (self.progress, "progress"), (self.status, "status"),
+                                (self.model, "model"), (self.output, "output"),
+                                (title, "title")):
+                widget.add_class(f"week4-{css}")
+            for control in (self.kernel, self.tile, self.size, self.profile, self.regs):
+                control.observe(self._show_model, names="value")
+            self.run.on_click(self._run)
+            super().__init__(children=[
+                title,
+                w.HBox([self.kernel, self.tile, self.size, self.profile]),
+                w.HBox([self.regs, self.run]),
+                self.model,
+                w.HBox([self.progress, self.status]),
+                self.output,
+            ])
+            self.add_class("week4-panel")
+            self._show_model()
+
+        # -- the live one-tile model ---------------------------------------------------------
+
+        def _profile(self) -> str | None:
+            own = backend.detect().device_name
+            return None if own and self.profile.value == own else self.profile.value
+
+        def _assumed(self) -> int | None:
+            return None if backend.detect().kind == "gpu" else int(self.regs.value)
+
+        def _show_model(self, change: Any = None) -> None:
+            names = list(self.kernels) if self.kernel.value == "all" else [self.kernel.value]
+            try:
+                target = resolve_target(self._profile())
+                parts = []
+                for name in names:
+                    m = as_kernel_model(name, self.kernels[name])
+                    row = model_row(m, int(self.tile.value), int(self.size.value), target,
+                                    measured=True, assumed_regs=self._assumed())
+                    parts.append(single_tile_html(row))
+                self.model.value = "<hr style='margin:2px'>".join(parts)
+            except Exception as exc:  # noqa: BLE001 - shown to the student, never raised
+                self.model.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+
+        # -- the sweep -------------------------------------------------------------------------
+
+        def _step(self, done: int, total: int, row: SweepRow) -> None:
+            self.progress.max = total
+            self.progress.value = done
+            self.status.value = f"{done}/{total}: {html.escape(row.kernel)} at tile {row.tile}"
+
+        def _run(self, button: Any = None) -> None:
+            import matplotlib.pyplot as plt
+            from IPython.display import HTML, display
+
+            chosen = (self.kernels if self.kernel.value == "all"
+                      else {self.kernel.value: self.kernels[self.kernel.value]})
+            self.run.disabled = True
+            self.progress.value, self.progress.bar_style = 0, "info"
+            self.output.clear_output()
+            try:
+                rows = run_sweep(chosen, tiles=self.tiles, size=int(self.size.value),
+                                 profile=self._profile(), progress=False, on_step=self._step,
+                                 assumed_regs=self._assumed())
+                with self.output:
+                    display(HTML(f"<pre>{html.escape(rows_to_table(rows))}</pre>"))
+                    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+                    plot_sweep(rows, ax=ax)
+                    display(fig)
+                    plt.close(fig)
+                self.progress.bar_style = "success"
+                self.status.value = f"done: {len(rows)} rows"
+            except Exception as exc:  # noqa: BLE001 - shown to the student, never raised
+                self.progress.bar_style = "danger"
+                self.status.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+            finally:
+                self.run.disabled = False
+
+    return Panel
+
+
+def _Panel(*args: Any) -> Any:  # noqa: N802 - builds the class lazily (ipywidgets import)
+    return _panel_class()(*args)
