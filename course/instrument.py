@@ -155,6 +155,7 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
     from numba.cuda.simulator import kernelapi
 
     lock = threading.Lock()
+    alloc_lock = threading.Lock()
     original_array = kernelapi.FakeCUDAShared.array
     original_sync = simkernel.BlockThread.syncthreads
 
@@ -163,6 +164,10 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
             return original_array(self, shape, dtype, alignment)
         frame = traceback.extract_stack(sys._getframe())[-2]
         caller = (frame.filename, frame.lineno)
+        with alloc_lock:  # every thread of the block must get the same array
+            return _allocate(self, shape, dtype, caller, frame)
+
+    def _allocate(self: Any, shape: Any, dtype: Any, caller: Any, frame: Any) -> Any:
         res = self._allocations.get(caller)
         if res is None:
             from numba.core import types

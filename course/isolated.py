@@ -13,6 +13,7 @@ Two reasons to leave the notebook's process:
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -107,7 +108,10 @@ def _main(job_path: str, result_path: str) -> int:
     import course.speedup  # noqa: F401  (registers its task)
 
     bundles = {k: SourceBundle.from_json(v) for k, v in job.pop("bundles").items()}
-    task = TASKS[job.pop("task")]
+    # Run as `python -m course.isolated`, this file is `__main__`; other modules register
+    # their tasks in the importable `course.isolated`, so look them up there.
+    registry = importlib.import_module("course.isolated").TASKS
+    task = registry[job.pop("task")]
     try:
         result = task(**bundles, **job)
     except Exception as exc:  # the child reports; the parent decides what it means

@@ -328,7 +328,9 @@ def referenced_names(code: str) -> set[str]:
                 bound.add(sub.id)
             elif isinstance(sub, (ast.Import, ast.ImportFrom)):
                 bound |= {(a.asname or a.name).split(".")[0] for a in sub.names}
-            elif isinstance(sub, ast.FunctionDef) or isinstance(sub, ast.ExceptHandler) and sub.name:
+            elif isinstance(sub, ast.FunctionDef) or (
+                isinstance(sub, ast.ExceptHandler) and sub.name
+            ):
                 bound.add(sub.name)
     return free
 

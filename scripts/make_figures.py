@@ -151,7 +151,7 @@ def tiling() -> Figure:
                 arrowprops={"arrowstyle": "->", "color": STRONG_B})
     ax.text(
         c_x + T / 2, c_y - T - 1.1,
-        "C tile += A tile(t) · B tile(t)  for t = 0 … K/TILE − 1\n"
+        "C tile += A tile(t) · B tile(t)  for t = 0 … ⌈K/TILE⌉ − 1\n"
         "light tiles: the rest of the row / column strip, loaded at other steps",
         ha="center", va="top", fontsize=9.5, color="0.25",
     )

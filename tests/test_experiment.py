@@ -14,7 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from experiment_kernels import gemm_naive, make_gemm_tiled, make_gemm_tiled_floor  # noqa: E402
+from experiment_kernels import (  # noqa: E402
+    does_nothing,
+    gemm_naive,
+    make_gemm_tiled,
+    make_gemm_tiled_floor,
+)
 
 import course  # noqa: E402, F401  (before numba: picks GPU or simulator)
 from course import backend  # noqa: E402
@@ -31,6 +36,7 @@ from course.experiment import (  # noqa: E402
     plot_experiment,
     run_seed_experiment,
     seed_inputs,
+    smoke_test,
     tiled_name,
 )
 
@@ -212,3 +218,27 @@ def test_timed_run_on_a_gpu():
         assert r.avg_ms > 0 and r.gflops > 0
     assert result.max_abs_diff_tiled_vs_naive == 0
     assert result.tiled_over_naive > 0
+
+
+# ------------------------------------------------------------------------------ smoke test
+
+
+def test_smoke_test_accepts_written_kernels():
+    smoke_test(gemm_naive, make_gemm_tiled)
+
+
+def test_smoke_test_names_the_unwritten_notebook():
+    from course.reuse import MissingAnswerError
+
+    def unwritten_factory(tile):
+        raise NotImplementedError()
+
+    with pytest.raises(MissingAnswerError, match="make_gemm_tiled .notebook 3. is not written"):
+        smoke_test(gemm_naive, unwritten_factory)
+
+
+def test_smoke_test_catches_a_kernel_that_does_nothing():
+    from course.reuse import MissingAnswerError
+
+    with pytest.raises(MissingAnswerError, match="gemm_naive .notebook 2. computes"):
+        smoke_test(does_nothing, make_gemm_tiled)
