@@ -122,7 +122,7 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
                 "Is the bounds test the right way round?")
     if unwritten.any():
         full_r, full_c = (M // block) * block, (N // block) * block
-        edge = unwritten[:full_r, :full_c].sum() == 0
+        edge = full_r > 0 and full_c > 0 and unwritten[:full_r, :full_c].sum() == 0
         hint = ("only the last, partial blocks are missing: the grid must cover all of C "
                 "(ceil division) and the bounds test must let row < M, col < N through"
                 if edge else "check that row and col come from blockIdx·blockDim + threadIdx "
@@ -148,7 +148,7 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
         return (f"wrong values for {size} ({detail}): the last, partial step along K was "
                 "skipped — loop over ceil(K / tile) tiles and zero-pad past K")
     full_r, full_c = (M // block) * block, (N // block) * block
-    if (full_r or full_c) and not bad[:full_r, :full_c].any() and (full_r < M or full_c < N):
+    if full_r and full_c and not bad[:full_r, :full_c].any() and (full_r < M or full_c < N):
         return (f"wrong values for {size}, only in the last partial tiles ({detail}): "
                 "tile elements past M, N or K must be loaded as 0, not skipped or read "
                 "out of range")

@@ -58,6 +58,7 @@ ALLOWED_QUALNAMES = frozenset(
        "numba.uint32", "numba.uint64"]
     + [f"numpy.{n}" for n in _NUMPY]
 )
+ANNOTATION_NAMES = frozenset({"int", "float", "bool", "str", "None"})
 #: attributes allowed on values (arrays, dim3 triples).
 ALLOWED_VALUE_ATTRS = frozenset({"x", "y", "z", "shape", "size", "ndim", "dtype"})
 ALLOWED_JIT_KEYWORDS = frozenset({"device", "fastmath", "lineinfo", "max_registers", "opt",
@@ -167,6 +168,8 @@ class _FunctionChecker(ast.NodeVisitor):
             self.fail(node, "*args/**kwargs")
         for a in args.posonlyargs + args.args + args.kwonlyargs:
             self.locals.add(a.arg)
+            self.check_annotation(a.annotation)
+        self.check_annotation(node.returns)
         for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
             self.visit(default)
         for sub in ast.walk(node):
@@ -177,6 +180,14 @@ class _FunctionChecker(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.locals = saved
+
+    def check_annotation(self, note: ast.expr | None) -> None:
+        """Type hints may name simple types only (they could otherwise run code)."""
+        if note is None or isinstance(note, ast.Constant) or (
+            isinstance(note, ast.Name) and note.id in ANNOTATION_NAMES
+        ):
+            return
+        self.fail(note, f"the type annotation `{ast.unparse(note)}` (use int, float, bool, str)")
 
     def check_decorator(self, deco: ast.expr) -> None:
         target = deco.func if isinstance(deco, ast.Call) else deco
@@ -206,7 +217,7 @@ class _FunctionChecker(ast.NodeVisitor):
             if self.aliases[name] not in ALLOWED_MODULES:
                 return  # an imported value such as float32 or sqrt
             self.fail(node, f"the module `{name}` as a value (use its functions, e.g. cuda.grid)")
-        self.fail(node, f"`{name}`, which is not defined in your answer cells and is not allowed")
+        self.fail(node, f"`{name}` (not defined in your answer cells)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("_"):
@@ -258,18 +269,28 @@ def validate_module(source: str) -> None:
     tree = ast.parse(source)
     aliases: dict[str, str] = {}
     defined: set[str] = set()
+    # A function body runs when it is called, so it may use names defined after it.
+    top_level = {t.id for st in tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
+                 for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                 if isinstance(t, ast.Name)}
+    top_level |= {st.name for st in tree.body if isinstance(st, ast.FunctionDef)}
     for stmt in tree.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             aliases.update(_import_aliases(stmt))
         elif isinstance(stmt, ast.FunctionDef):
             defined.add(stmt.name)
-            _FunctionChecker(f"`{stmt.name}`", aliases, defined).check_function(stmt)
+            _FunctionChecker(f"`{stmt.name}`", aliases, top_level).check_function(stmt)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 raise DisallowedCodeError(f"line {stmt.lineno}: only `NAME = value` is allowed")
             name = targets[0].id
-            _FunctionChecker(f"`{name}`", aliases, set(defined)).visit(stmt.value)
+            checker = _FunctionChecker(f"`{name}`", aliases, set(defined))
+            if isinstance(stmt, ast.AnnAssign):
+                checker.check_annotation(stmt.annotation)
+                if stmt.value is None:
+                    raise DisallowedCodeError(f"line {stmt.lineno}: `{name}` has no value")
+            checker.visit(stmt.value)
             defined.add(name)
         else:
             raise DisallowedCodeError(

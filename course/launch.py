@@ -56,11 +56,16 @@ def naive_launch(M: int, N: int) -> Launch:
     return Launch(grid=(math.ceil(N / b), math.ceil(M / b)), block=(b, b))
 
 
+def _check_tile(tile: int) -> None:
+    """Tiles are whole numbers from TILES (8.0 equals 8 but is no tile size)."""
+    if isinstance(tile, bool) or not isinstance(tile, (int, np.integer)) or tile not in TILES:
+        raise GemmInputError(f"tile must be one of {TILES}, got {tile!r}")
+
+
 def tiled_launch(M: int, N: int, tile: int) -> Launch:
     """The contract's launch for a tiled kernel: one tile×tile block per output tile."""
     M, N = _positive("M", M), _positive("N", N)
-    if tile not in TILES:
-        raise GemmInputError(f"tile must be one of {TILES}, got {tile!r}")
+    _check_tile(tile)
     return Launch(grid=(math.ceil(N / tile), math.ceil(M / tile)), block=(tile, tile))
 
 
@@ -170,8 +175,7 @@ def tiled(factory: Callable[[int], Any], tile: int) -> GemmKernel:
             "make_gemm_tiled must be a plain Python function that takes `tile` and returns a "
             f"@cuda.jit kernel, got {type(factory).__name__}"
         )
-    if tile not in TILES:
-        raise GemmInputError(f"tile must be one of {TILES}, got {tile!r}")
+    _check_tile(tile)
     kernel = factory(tile)
     require_kernel(kernel, f"make_gemm_tiled({tile})")
     return GemmKernel(f"make_gemm_tiled({tile})", kernel, lambda M, N: tiled_launch(M, N, tile),

@@ -100,6 +100,9 @@ def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, war
     A, B = random_operands(M, N, K, np.random.default_rng(seed))
     dA, dB = cuda.to_device(A), cuda.to_device(B)
     dC = cuda.device_array((M, N), dtype=np.float32)
+    names = [gk.name for gk in gemms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"each kernel needs its own name to be timed, got {names}")
     launches = {}
     for gk in gemms:
         cfg = gk.launch_for(M, N)

@@ -9,9 +9,10 @@ Contract (course.launch): x ↔ column of C, y ↔ row; naive blocks are 16×16,
 tile×tile, grid (ceil(N/b), ceil(M/b)).
 """
 
-from numba import cuda, float32
+import course  # noqa: F401  (first: it chooses GPU or simulator before numba is imported)
 
-import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
+# isort: split
+from numba import cuda, float32
 
 # --------------------------------------------------------------------------- naive kernels
 
@@ -321,6 +322,50 @@ def make_gemm_tiled_swapped_tile_index(tile):
     return gemm_tiled
 
 
+def make_gemm_tiled_no_padding(tile):
+    """Bug: out-of-range tile elements are skipped instead of set to 0, so threads read
+    shared elements nobody of their block stored."""
+
+    @cuda.jit
+    def gemm_tiled(A, B, C):
+        As = cuda.shared.array((tile, tile), float32)
+        Bs = cuda.shared.array((tile, tile), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            ka = t * tile + tx
+            if row < M and ka < K:
+                As[ty, tx] = A[row, ka]
+            kb = t * tile + ty
+            if kb < K and col < N:
+                Bs[ty, tx] = B[kb, col]
+            cuda.syncthreads()
+            for i in range(tile):
+                acc += As[ty, i] * Bs[i, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return gemm_tiled
+
+
+def make_gemm_tiled_reads_nothing(tile):
+    """Bug: never reads A or B (writes zeros)."""
+
+    @cuda.jit
+    def gemm_tiled(A, B, C):
+        col, row = cuda.grid(2)
+        if row < C.shape[0] and col < C.shape[1]:
+            C[row, col] = 0.0
+
+    return gemm_tiled
+
+
 def make_gemm_tiled_returns_device(tile):
     """Bug: the factory returns a device function, not a kernel."""
 
@@ -346,4 +391,5 @@ BUGGY_TILED = {
     "no_first_barrier": make_gemm_tiled_no_first_barrier,
     "no_second_barrier": make_gemm_tiled_no_second_barrier,
     "swapped_tile_index": make_gemm_tiled_swapped_tile_index,
+    "no_padding": make_gemm_tiled_no_padding,
 }

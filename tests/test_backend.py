@@ -1,0 +1,205 @@
+"""Tests for course.backend: where kernels run, what the student is told, autograde deferral.
+
+These tests run without a GPU: ``import course`` turns Numba's CUDA simulator on, so
+``detect()`` must say "simulator" and give a reason a student can act on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
+from course import backend
+from course.backend import (
+    AUTOGRADE_ENV,
+    COLAB_HINT,
+    SIM_ENV,
+    TRUSTED_ENV,
+    Backend,
+    DeferredCheckError,
+    NoGPUError,
+    defer_in_autograde,
+    describe,
+    detect,
+    require_gpu,
+)
+
+sys.setswitchinterval(5e-4)  # simulator threads hand over faster
+
+needs_simulator = pytest.mark.skipif(
+    detect().kind != "simulator", reason="runs only where kernels go to the CUDA simulator"
+)
+
+
+# --------------------------------------------------------------------------- detect()
+
+
+@needs_simulator
+def test_detect_reports_the_simulator_with_a_reason():
+    b = detect()
+    assert b.kind == "simulator"
+    assert b.reason.strip(), "a student must be told why there is no GPU"
+    assert b.can_run_kernels and not b.can_time
+    assert b.device_name is None and b.compute_capability is None
+
+
+@needs_simulator
+def test_simulator_is_switched_on_by_import_course():
+    assert backend.simulator_requested()
+    from numba import config, cuda
+
+    assert config.ENABLE_CUDASIM
+
+    @cuda.jit
+    def kernel(a):
+        a[0] = 1
+
+    # A simulator kernel is a FakeCUDAKernel, which course.launch recognises.
+    assert type(kernel).__name__ == "FakeCUDAKernel"
+
+
+def test_detect_is_cached():
+    assert detect() is detect()
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", True), ("yes", True), ("0", False),
+                                                 ("", False), (None, False)])
+def test_simulator_requested_reads_the_environment(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv(SIM_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SIM_ENV, value)
+    assert backend.simulator_requested() is expected
+
+
+def test_choose_numba_target_does_nothing_once_numba_is_imported(monkeypatch):
+    assert "numba" in sys.modules
+    monkeypatch.delenv(SIM_ENV, raising=False)
+    backend.choose_numba_target()
+    assert SIM_ENV not in os.environ
+
+
+def test_backend_properties():
+    assert Backend("gpu").can_run_kernels and Backend("gpu").can_time
+    assert Backend("simulator").can_run_kernels and not Backend("simulator").can_time
+    assert not Backend("none").can_run_kernels and not Backend("none").can_time
+
+
+# --------------------------------------------------------------------------- describe()
+
+
+@needs_simulator
+def test_describe_on_this_machine_mentions_simulator_and_colab():
+    text = describe()
+    assert "simulator" in text
+    assert COLAB_HINT in text
+    assert "need a GPU" in text
+    assert detect().reason in text
+
+
+def test_describe_simulator_backend():
+    text = describe(Backend("simulator", reason="no NVIDIA driver was found on this machine",
+                            numba="0.60", numba_cuda="0.30"))
+    assert "No GPU: no NVIDIA driver was found on this machine." in text
+    assert "simulator" in text and "no timings" in text
+    assert COLAB_HINT in text
+    assert "numba 0.60" in text and "cupy not installed" in text
+
+
+def test_describe_gpu_backend_names_the_device_and_omits_the_hint():
+    text = describe(Backend("gpu", device_name="Tesla T4", compute_capability=(7, 5),
+                            sm_count=40, memory_gib=15.0, driver_cuda="12.4", cupy="13.0"))
+    assert "Tesla T4" in text and "compute capability 7.5" in text and "40 SMs" in text
+    assert "CUDA driver 12.4" in text
+    assert COLAB_HINT not in text
+    assert "simulator" not in text
+
+
+def test_describe_no_backend_gives_reason_and_hint():
+    text = describe(Backend("none", reason="Numba is not installed", on_colab=True))
+    assert "Kernels cannot run here: Numba is not installed." in text
+    assert COLAB_HINT in text
+    assert "Running on Google Colab." in text
+
+
+def test_show_prints_describe(capsys):
+    b = backend.show()
+    assert b is detect()
+    assert capsys.readouterr().out.strip() == describe(b)
+
+
+def test_on_colab_reads_the_release_tag(monkeypatch):
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-20240101")
+    assert backend.on_colab()
+    monkeypatch.delenv("COLAB_RELEASE_TAG")
+    if "google.colab" not in sys.modules:
+        assert not backend.on_colab()
+
+
+# --------------------------------------------------------------------------- require_gpu()
+
+
+@needs_simulator
+def test_require_gpu_raises_with_a_message_about_timings():
+    with pytest.raises(NoGPUError) as info:
+        require_gpu("Timing kernels")
+    msg = str(info.value)
+    assert msg.startswith("Timing kernels needs a real CUDA GPU")
+    assert "simulator" in msg
+    assert "never produces timings" in msg
+    assert COLAB_HINT in msg
+    assert detect().reason in msg
+
+
+def test_no_gpu_error_is_a_runtime_error():
+    assert issubclass(NoGPUError, RuntimeError)
+
+
+def test_require_gpu_returns_the_backend_on_a_gpu(monkeypatch):
+    fake = Backend("gpu", device_name="H200")
+    monkeypatch.setattr(backend, "detect", lambda: fake)
+    assert require_gpu("Timing") is fake
+
+
+def test_require_gpu_without_any_backend_says_no_gpu(monkeypatch):
+    monkeypatch.setattr(backend, "detect", lambda: Backend("none", reason="no driver"))
+    with pytest.raises(NoGPUError, match=r"this runs on no GPU \(no driver\)"):
+        require_gpu("Timing")
+
+
+# --------------------------------------------------------------------------- autograde
+
+
+@pytest.mark.parametrize(
+    ("execution", "trusted", "raises"),
+    [
+        ("autograde", None, True),
+        ("autograde", "1", False),
+        (None, None, False),
+        ("validate", None, False),
+        ("", None, False),
+        (None, "1", False),
+    ],
+)
+def test_defer_in_autograde(monkeypatch, execution, trusted, raises):
+    for name, value in ((AUTOGRADE_ENV, execution), (TRUSTED_ENV, trusted)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert backend.autograding() is (execution == "autograde")
+    if raises:
+        with pytest.raises(DeferredCheckError,
+                           match="check_naive_gemm: checked by the grader in a separate process"):
+            defer_in_autograde("check_naive_gemm")
+    else:
+        assert defer_in_autograde("check_naive_gemm") is None
+
+
+def test_deferred_check_error_is_not_an_assertion():
+    # A deferral must never look like a pass or a plain wrong answer to the student's code.
+    assert issubclass(DeferredCheckError, RuntimeError)
+    assert not issubclass(DeferredCheckError, AssertionError)

@@ -1,0 +1,253 @@
+"""Tests for course.timing and course.speedup.
+
+On the simulator nothing may be timed: timing raises NoGPUError and the speedup check raises
+NotMeasuredError (never a pass). The verdict logic of check_speedup is tested with a stand-in
+for the GPU child process; the real comparison runs only on a GPU (``-m gpu``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import kernels_for_tests as kft
+import pytest
+
+from course import backend, isolated, speedup, timing
+from course.backend import Backend, NoGPUError
+from course.kernel_source import SourceBundle, bundle_from_objects
+from course.launch import naive, tiled
+from course.speedup import (
+    SPEEDUP_THRESHOLD,
+    NotMeasuredError,
+    SpeedupCheckError,
+    SpeedupReport,
+    check_speedup,
+    measure_speedup,
+)
+from course.timing import Timing, time_gemm, time_launch, time_launches
+
+sys.setswitchinterval(5e-4)  # simulator threads hand over faster
+
+on_simulator = pytest.mark.skipif(backend.detect().kind == "gpu",
+                                  reason="checks the behaviour without a GPU")
+
+
+# --------------------------------------------------------------------------- no GPU
+
+
+@on_simulator
+def test_time_gemm_refuses_without_a_gpu():
+    with pytest.raises(NoGPUError) as info:
+        time_gemm([naive(kft.gemm_naive)], 4, 4, 4)
+    msg = str(info.value)
+    assert msg.startswith("Timing GEMM kernels needs a real CUDA GPU")
+    assert "never produces timings" in msg
+
+
+@on_simulator
+def test_time_launch_refuses_without_a_gpu():
+    calls = []
+    with pytest.raises(NoGPUError, match="Timing kernels needs a real CUDA GPU"):
+        time_launch(lambda: calls.append(1))
+    with pytest.raises(NoGPUError):
+        time_launches({"a": lambda: calls.append(1)})
+    assert calls == [], "nothing may run (and look timed) on the simulator"
+
+
+@on_simulator
+def test_measure_speedup_is_not_measured_without_a_gpu():
+    with pytest.raises(NotMeasuredError) as info:
+        measure_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+    msg = str(info.value)
+    assert "speedup not measured" in msg
+    assert "never counted as passed" in msg
+
+
+@on_simulator
+def test_check_speedup_never_passes_without_a_gpu(capsys):
+    for factory in (kft.make_gemm_tiled, kft.make_gemm_tiled_global_inner):
+        with pytest.raises(NotMeasuredError):
+            check_speedup(factory, kft.gemm_naive, size=64)
+    assert "✓" not in capsys.readouterr().out
+
+
+def test_not_measured_is_neither_a_pass_nor_a_fail():
+    assert not issubclass(NotMeasuredError, AssertionError)
+    assert issubclass(SpeedupCheckError, AssertionError)
+
+
+def test_speedup_defers_during_autograde(monkeypatch):
+    monkeypatch.setenv(backend.AUTOGRADE_ENV, "autograde")
+    monkeypatch.delenv(backend.TRUSTED_ENV, raising=False)
+    with pytest.raises(backend.DeferredCheckError):
+        check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+
+
+# --------------------------------------------------------------------------- timing maths
+
+
+def test_summarise_median_and_rates():
+    t = timing._summarise("k", [3.0, 1.0, 2.0], flops=2e6, nbytes=4e6)
+    assert t == Timing("k", 2.0, 1.0, 3.0, 3, 1.0, 2.0)
+    assert str(t) == ("k: median 2.0000 ms (min 1.0000, max 3.0000, 3 runs), 1 GFLOP/s, "
+                      "2 GB/s")
+    bare = timing._summarise("k", [0.5], flops=0.0, nbytes=0.0)
+    assert bare.gflops == 0.0 and bare.gbs == 0.0
+    assert "GFLOP/s" not in str(bare)
+
+
+def test_timing_argument_validation(monkeypatch):
+    monkeypatch.setattr(backend, "require_gpu", lambda what: Backend("gpu"))
+    with pytest.raises(ValueError, match="repeats must be ≥ 1"):
+        time_launches({"a": lambda: None}, repeats=0)
+
+
+# --------------------------------------------------------------------------- verdict logic
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """Pretend there is a GPU and let the test decide what the GPU child process measured.
+
+    Simulator jobs (``inspect``: reads, races) really run, in this process, as they would in
+    the simulator child; ``speedup`` jobs (timings on the GPU) return what the test installs.
+    """
+    monkeypatch.setattr(backend, "detect", lambda: Backend("gpu", device_name="Fake"))
+    monkeypatch.delenv(speedup.REFERENCE_ENV, raising=False)
+    jobs: list[dict] = []
+
+    def install(result):
+        def run_job(job, simulator, timeout_s=0):
+            if job["task"] == "inspect":
+                assert simulator is True
+                bundle = SourceBundle.from_json(job["bundles"]["bundle"])
+                return isolated._inspect(bundle, job["kind"], job["tile"], job["shape"],
+                                         job["seed"])
+            assert job["task"] == "speedup" and simulator is False
+            jobs.append(job)
+            return result
+
+        monkeypatch.setattr(isolated, "run_job", run_job)
+        return jobs
+
+    return install
+
+
+def test_check_speedup_passes_a_fast_tiled_kernel(fake_gpu, capsys):
+    jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 3.0}, "device": "Fake"})
+    report = check_speedup(kft.make_gemm_tiled, kft.gemm_naive, size=1024, tile=16)
+    assert report.vs_own_naive == 3.0 and report.vs_reference is None
+    assert capsys.readouterr().out.startswith("✓ tile 16 at 1024³: 3.00× faster than your naive")
+    (job,) = jobs
+    assert job["size"] == 1024 and job["tile"] == 16
+    # the child receives source only, and that source passes the whitelist again
+    assert set(job["bundles"]) == {"student"}
+    assert "def make_gemm_tiled(tile):" in job["bundles"]["student"]["source"]
+    SourceBundle.from_json(job["bundles"]["student"])
+
+
+def test_check_speedup_fails_a_slow_tiled_kernel(fake_gpu):
+    fake_gpu({"ms": {"tiled": 1.0, "own naive": 1.25}})
+    with pytest.raises(SpeedupCheckError) as info:
+        check_speedup(kft.make_gemm_tiled_global_inner, kft.gemm_naive)
+    msg = str(info.value)
+    assert "only 1.25× faster" in msg
+    assert f"at least {SPEEDUP_THRESHOLD}× is expected" in msg
+    assert "reading shared memory only" in msg
+
+
+def test_reference_kernel_decides_when_the_grader_supplies_it(fake_gpu, monkeypatch, tmp_path):
+    ref = tmp_path / "reference.json"
+    ref.write_text(json.dumps({"gemm_naive": bundle_from_objects(
+        {"gemm_naive": kft.gemm_naive}).to_json()}))
+    monkeypatch.setenv(speedup.REFERENCE_ENV, str(ref))
+    # A student's deliberately slow naive kernel must not make a slow tiled kernel pass.
+    jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 10.0, "reference naive": 1.5}})
+    with pytest.raises(SpeedupCheckError, match="only 1.50× faster"):
+        check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+    assert set(jobs[-1]["bundles"]) == {"student", "reference"}
+    fake_gpu({"ms": {"tiled": 1.0, "own naive": 1.0, "reference naive": 5.0}})
+    assert check_speedup(kft.make_gemm_tiled, kft.gemm_naive).vs_reference == 5.0
+
+
+def test_an_error_in_the_gpu_child_is_not_a_pass(fake_gpu):
+    fake_gpu({"error": "tiled kernel is not correct: wrong values"})
+    with pytest.raises(SpeedupCheckError,
+                       match="speedup not measured: tiled kernel is not correct"):
+        check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+
+
+@pytest.mark.parametrize("variant", ["no_second_barrier", "swapped_tile_index"])
+def test_a_wrong_tiled_kernel_is_never_timed(fake_gpu, variant):
+    # A racy kernel could be fast and right by luck on a GPU: it must fail every time.
+    jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 9.0}})
+    with pytest.raises(SpeedupCheckError, match="speedup not measured"):
+        check_speedup(kft.BUGGY_TILED[variant], kft.gemm_naive)
+    assert jobs == []
+
+
+def test_refused_source_never_reaches_the_gpu(fake_gpu):
+    from course.kernel_source import DisallowedCodeError
+
+    jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 9.0}})
+
+    def make_gemm_tiled(tile):
+        return open("/dev/null")  # noqa: SIM115 - refused by the whitelist
+
+    with pytest.raises(DisallowedCodeError, match="`open`"):
+        check_speedup(make_gemm_tiled, kft.gemm_naive)
+    assert jobs == []
+
+
+def test_the_child_process_knows_the_speedup_task():
+    # Regression: run as `python -m course.isolated` the module is __main__, and tasks that
+    # course.speedup registered in course.isolated were not found (KeyError: 'speedup').
+    # A student bundle without the kernels: the task itself should report that, cheaply.
+    job = {"task": "speedup", "bundles": {"student": {"source": "x = 1\n", "names": ["x"]}},
+           "size": 64, "tile": 4, "repeats": 1, "seed": 0}
+    out = isolated.run_job(job, simulator=True, timeout_s=120)
+    assert "make_gemm_tiled" in out["error"]
+
+
+def test_speedup_report_text():
+    r = SpeedupReport(2048, 32, {"tiled": 1.0, "own naive": 5.5}, None, 5.5, 2.0)
+    assert str(r) == ("tile 32 at 2048³: 5.50× faster than your naive kernel (threshold 2.0×). "
+                      "Medians: tiled 1.000 ms, own naive 5.500 ms")
+
+
+# --------------------------------------------------------------------------- real GPU
+
+
+@pytest.mark.gpu
+def test_tiled_is_faster_than_naive_on_a_real_gpu():
+    b = backend.detect()
+    if b.kind != "gpu":
+        pytest.skip(f"needs a real CUDA GPU: this runs on {b.kind} ({b.reason})")
+    n = 1024
+    # time_gemm keys results by GemmKernel.name, which is the same for every factory at one
+    # tile: give the slow variant its own name.
+    slow = dataclasses.replace(tiled(kft.make_gemm_tiled_global_inner, 32), name="global inner")
+    gemms = [naive(kft.gemm_naive), tiled(kft.make_gemm_tiled, 32), slow]
+    t = time_gemm(gemms, n, n, n, repeats=10, seed=0)
+    assert set(t) == {"gemm_naive", "make_gemm_tiled(32)", "global inner"}
+    naive_ms = t["gemm_naive"].median_ms
+    tiled_ms = t["make_gemm_tiled(32)"].median_ms
+    assert tiled_ms < naive_ms, t
+    assert tiled_ms < t["global inner"].median_ms, t
+    assert t["gemm_naive"].gflops > 0 and t["gemm_naive"].repeats == 10
+
+
+@pytest.mark.gpu
+def test_check_speedup_on_a_real_gpu():
+    b = backend.detect()
+    if b.kind != "gpu":
+        pytest.skip(f"needs a real CUDA GPU: this runs on {b.kind} ({b.reason})")
+    n = 1024
+    # Passes the correct tiled kernel (≈5.5× on an H200 at 1024³) and fails a "tiled" kernel
+    # that multiplies from global memory (≈0.8×).
+    report = check_speedup(kft.make_gemm_tiled, kft.gemm_naive, size=n, repeats=10)
+    assert report.vs_own_naive >= SPEEDUP_THRESHOLD
+    with pytest.raises(SpeedupCheckError):
+        check_speedup(kft.make_gemm_tiled_global_inner, kft.gemm_naive, size=n, repeats=10)
