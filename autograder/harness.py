@@ -147,8 +147,16 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
 
 
 def workers() -> int:
-    """Students graded at once (COURSE_GRADING_WORKERS; default: CPU cores, at most 4)."""
-    return int(os.environ.get("COURSE_GRADING_WORKERS") or min(4, os.cpu_count() or 1))
+    """Students graded at once (COURSE_GRADING_WORKERS; default: CPU cores, at most 4).
+
+    With a GPU, one at a time: speedups are measured there, and two students' timings
+    sharing the GPU would disturb each other's ratios.
+    """
+    from course.backend import _driver_gpu_count
+
+    if os.environ.get("COURSE_GRADING_WORKERS"):
+        return int(os.environ["COURSE_GRADING_WORKERS"])
+    return 1 if _driver_gpu_count()[0] else min(4, os.cpu_count() or 1)
 
 
 def autograde_all(root: Path) -> None:

@@ -88,6 +88,8 @@ def wrap(argv: list[str], *, course_root: Path, workdir: Path,
         path = path.resolve()
         if path in seen or not path.exists():
             continue
+        if any(h.is_relative_to(path) for h in hidden):
+            continue  # e.g. PYTHONPATH=<course root>: binding it would undo the hiding
         seen.add(path)
         if any(path.is_relative_to(h) for h in [*hidden, Path("/tmp")]):
             cmd += ["--ro-bind", str(path), str(path)]

@@ -53,3 +53,16 @@ def test_unsandboxed_grading_is_refused_without_consent(monkeypatch: pytest.Monk
     monkeypatch.delenv(sandbox.UNSANDBOXED_ENV, raising=False)
     with pytest.raises(sandbox.SandboxUnavailableError, match="bubblewrap"):
         sandbox.wrap(["true"], course_root=Path("/nonexistent"), workdir=Path("."))
+
+
+def test_a_pythonpath_entry_at_the_course_root_does_not_unhide_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    course = tmp_path / "course"
+    (course / "source").mkdir(parents=True)
+    (course / "source" / "secret.ipynb").write_text("SOLUTION")
+    work = course / "w"
+    work.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(course))
+    out = _run(f"import os; print(os.path.exists({str(course / 'source')!r}))", course, work)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
