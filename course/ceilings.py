@@ -127,6 +127,9 @@ class Ceiling:
 #: sizes for the check: 1 element, around one block, and ragged multi-block sizes.
 GPU_SIZES = (1, 255, 256, 257, 1000, 100_003, 2**20 + 7)
 SIM_SIZES = (1, 257, 700)
+#: guard elements on each side of every array: one whole block, so that even a kernel with no
+#: bounds test (threads up to n + 255) reads and writes only inside the guards on a GPU.
+VECTOR_GUARD = VECTOR_ADD_BLOCK
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,8 @@ def _guarded_device(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:
     """A device buffer [guard | data | guard] and the view of its middle."""
     from numba import cuda
 
-    from course.checks import GUARD
-
     dev = cuda.to_device(np.concatenate([fill, data, fill]))
-    return dev, dev[GUARD:GUARD + data.size]
+    return dev, dev[VECTOR_GUARD:VECTOR_GUARD + data.size]
 
 
 def _plural(count: int, word: str) -> str:
@@ -238,15 +239,15 @@ def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int 
     kind = _require_runnable()
     from numba import cuda
 
-    from course.checks import C_GUARD, C_POISON_BITS, GUARD, INPUT_GUARD_BITS
+    from course.checks import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS
     from course.launch import quiet_numba, require_kernel
 
     require_kernel(kernel, "vector_add")
     sizes = tuple(_positive_int("size", n) for n in (sizes or (
         GPU_SIZES if kind == "gpu" else SIM_SIZES)))
     rng = np.random.default_rng(seed if seed is not None else int.from_bytes(os.urandom(8)))
-    in_guard = np.full(GUARD, INPUT_GUARD_BITS, dtype=np.uint32).view(np.float32)
-    c_guard = np.full(GUARD, C_GUARD, dtype=np.float32)
+    in_guard = np.full(VECTOR_GUARD, INPUT_GUARD_BITS, dtype=np.uint32).view(np.float32)
+    c_guard = np.full(VECTOR_GUARD, C_GUARD, dtype=np.float32)
     for n in sizes:
         a = rng.uniform(-1, 1, n).astype(np.float32)
         b = rng.uniform(-1, 1, n).astype(np.float32)
@@ -272,12 +273,13 @@ def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int 
                 "`if i < c.size:`."
             ) from None
         flat_c = c_dev.copy_to_host()
-        outside = np.concatenate([flat_c[:GUARD], flat_c[GUARD + n:]])
+        outside = np.concatenate([flat_c[:VECTOR_GUARD], flat_c[VECTOR_GUARD + n:]])
         changed = [name for name, dev, host in (("a", a_dev, a), ("b", b_dev, b))
-                   if not np.array_equal(dev.copy_to_host()[GUARD:GUARD + n].view(np.uint32),
+                   if not np.array_equal(dev.copy_to_host()[VECTOR_GUARD:VECTOR_GUARD + n]
+                                         .view(np.uint32),
                                          host.view(np.uint32))]
-        problem = _diagnose(n, a, b, flat_c[GUARD:GUARD + n], bool(np.any(outside != C_GUARD)),
-                            " and ".join(changed))
+        problem = _diagnose(n, a, b, flat_c[VECTOR_GUARD:VECTOR_GUARD + n],
+                            bool(np.any(outside != C_GUARD)), " and ".join(changed))
         if problem:
             raise VectorAddCheckError(f"vector_add: {problem}")
     report = VectorAddReport(sizes, kind)
@@ -422,7 +424,8 @@ def ceilings_for_plot(bandwidth: Ceiling | None = None, peak: Ceiling | None = N
     if peak is not None:
         peak_value = peak.value_gflops
         words.append(f"the {peak.what} {peak_value:,.0f} GFLOP/s")
-    roof = Roof(f"{b.device_name} (measured)", peak_value, bandwidth.value_gbs)
+    # A short name: plot_roofline labels every point with "N% of <name> roof".
+    roof = Roof("measured", peak_value, bandwidth.value_gbs)
     return roof, f"Measured on this {b.device_name}: {' and '.join(words)}."
 
 

@@ -51,7 +51,7 @@ _CUDA = [
     "local.array", "const.array_like",
 ]
 _NUMPY = ["float32", "float64", "int32", "int64", "uint32", "uint64", "pi", "e", "inf", "nan",
-          "sqrt", "exp", "log"]
+          "sqrt", "exp", "log", "minimum", "maximum", "where", "asarray"]
 ALLOWED_QUALNAMES = frozenset(
     [f"numba.cuda.{n}" for n in _CUDA]
     + ["numba.cuda", "numba.float32", "numba.float64", "numba.int32", "numba.int64",
@@ -191,6 +191,12 @@ class _FunctionChecker(ast.NodeVisitor):
 
     def check_decorator(self, deco: ast.expr) -> None:
         target = deco.func if isinstance(deco, ast.Call) else deco
+        root = target
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id not in self.aliases:
+            self.fail(deco, f"`{root.id}` without importing it (add `from numba import cuda` "
+                      "to your cells)")
         if _qualname(target, self.aliases) != "numba.cuda.jit":
             self.fail(deco, f"the decorator `@{ast.unparse(deco)}` (only @cuda.jit is allowed)")
         if isinstance(deco, ast.Call):

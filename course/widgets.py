@@ -34,7 +34,7 @@ from course.sweep import (
     run_sweep,
 )
 
-__all__ = ["StaticSummary", "SIZES", "sweep_panel", "single_tile_html"]
+__all__ = ["SIZES", "StaticSummary", "rows_to_html", "single_tile_html", "sweep_panel"]
 
 SIZES = (256, 512, 1024, 2048, 4096)
 _CSS = """<style>
@@ -43,9 +43,7 @@ _CSS = """<style>
 .week4-title { font-size: 15px; }
 .week4-model { background: #ffffff; border-left: 4px solid #2f81f7; padding: 2px 10px;
                margin: 4px 0; }
-.week4-model table { border-collapse: collapse; }
-.week4-model td { padding: 1px 10px 1px 0; }
-.week4-output pre { font-size: 11.5px; line-height: 1.3; }
+.week4-model .widget-html-content { line-height: 1.35; }
 </style>"""
 
 
@@ -63,25 +61,58 @@ class StaticSummary:
 
 
 def single_tile_html(row: SweepRow) -> str:
-    """The model for one kernel at one tile, as a small HTML table (the panel's live view)."""
-    regs = (f"{row.regs_per_thread} (from the compiler)" if row.regs_per_thread is not None
-            else f"{row.regs_in_model} (assumed: no GPU to ask the compiler)")
+    """The model for one kernel at one tile, as compact HTML (the panel's live view)."""
+    regs = (f"{row.regs_per_thread} (compiler)" if row.regs_per_thread is not None
+            else f"{row.regs_in_model} (assumed)")
     waves = "—" if row.waves is None else f"{row.waves:.1f}"
     cells = [
-        ("threads per block", f"{row.threads_per_block} ({math.ceil(row.threads_per_block / 32)}"
-                              " warps)"),
-        ("registers per thread", regs),
-        ("shared memory per block", f"{row.smem_per_block:,} B"),
-        ("blocks per SM", f"{row.blocks_per_sm}"),
-        ("warps per SM", f"{row.warps_per_sm}"),
+        ("threads / block", f"{row.threads_per_block} ({math.ceil(row.threads_per_block / 32)}"
+                            " warps)"),
+        ("registers / thread", regs),
+        ("shared memory / block", f"{row.smem_per_block:,} B"),
+        ("blocks / SM", f"<b>{row.blocks_per_sm}</b>"),
+        ("warps / SM", f"{row.warps_per_sm}"),
         ("occupancy", f"<b>{row.occupancy:.0%}</b>, limited by <b>{row.limited_by}</b>"),
-        ("modelled intensity", f"{row.modelled_ai:.2f} FLOP/byte at {row.size}³"),
-        ("blocks in the grid / waves", f"{row.grid_blocks:,} / {waves}"),
+        ("modelled intensity", f"{row.modelled_ai:.2f} FLOP/B at {row.size}³"),
+        ("grid blocks / waves", f"{row.grid_blocks:,} / {waves}"),
     ]
-    body = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in cells)
-    note = f"<div style='color:#57606a;font-size:11px'>{html.escape(row.note)}</div>"
-    return (f"<div><b>{html.escape(row.kernel)}</b>, tile {row.tile}, on "
-            f"{html.escape(row.target)}</div><table>{body}</table>{note}")
+    grid = "".join(f"<span style='color:#57606a'>{html.escape(k)}</span><span>{v}</span>"
+                   for k, v in cells)
+    note = (f"<div style='color:#57606a;font-size:11px;margin-top:3px'>"
+            f"{html.escape(row.note)}</div>" if row.note else "")
+    return (f"<div style='line-height:1.35;padding:4px 0'>"
+            f"<div style='margin-bottom:3px'><b>{html.escape(row.kernel)}</b>, tile "
+            f"{row.tile}, on {html.escape(row.target)}</div>"
+            "<div style='display:grid;grid-template-columns:repeat(4, max-content);"
+            f"gap:1px 14px'>{grid}</div>{note}</div>")
+
+
+def rows_to_html(rows: Sequence[SweepRow]) -> str:
+    """The sweep's rows as a compact HTML table (the panel's result; text: rows_to_table)."""
+    head = ("kernel", "tile", "threads", "regs", "smem B", "blocks/SM", "warps/SM", "occupancy",
+            "limited by", "AI model", "waves", "ms", "GFLOP/s")
+    td = "padding:1px 8px;text-align:right;border-bottom:1px solid #eaeef2"
+    out = [f"<div style='margin:4px 0 2px 0'>target: {html.escape(rows[0].target)}; size "
+           f"{rows[0].size}³ (M = N = K)</div>",
+           "<table style='border-collapse:collapse;font-size:12px;line-height:1.3'><tr>"
+           + "".join(f"<th style='{td};border-bottom:1px solid #8c959f'>{h}</th>" for h in head)
+           + "</tr>"]
+    for r in rows:
+        regs = str(r.regs_per_thread) if r.regs_per_thread is not None else f"{r.regs_in_model}*"
+        ms = "—" if r.measured_ms is None else f"{r.measured_ms:.3f}"
+        gf = "—" if r.gflops is None else f"{r.gflops:,.0f}"
+        waves = "—" if r.waves is None else f"{r.waves:.1f}"
+        cells = (r.kernel, r.tile, r.threads_per_block, regs, f"{r.smem_per_block:,}",
+                 r.blocks_per_sm, r.warps_per_sm, f"{r.occupancy:.0%}", r.limited_by,
+                 f"{r.modelled_ai:.2f}", waves, ms, gf)
+        out.append("<tr>" + "".join(f"<td style='{td}'>{html.escape(str(c))}</td>"
+                                    for c in cells) + "</tr>")
+    out.append("</table>")
+    notes = list(dict.fromkeys(f"{r.kernel}: {r.note}" for r in rows if r.note))
+    if any(r.regs_per_thread is None for r in rows):
+        notes.insert(0, "* assumed register count (no GPU to ask the compiler)")
+    out += [f"<div style='color:#57606a;font-size:11px'>{html.escape(n)}</div>" for n in notes]
+    return "".join(out)
 
 
 def _static_summary(kernels: Mapping[str, Any], size: int, profile: str | None) -> StaticSummary:
@@ -105,6 +136,24 @@ def sweep_panel(kernels: Mapping[str, Any], size: int = 1024, profile: str | Non
     if backend.autograding():
         return _static_summary(kernels, size, profile)
     return _Panel(kernels, size, profile, tuple(tiles), tuple(sizes))
+
+
+def _plot_png(rows: Sequence[SweepRow]) -> bytes:
+    """The sweep's plot as PNG bytes, drawn on a pyplot-free Figure.
+
+    A button callback runs outside the cell that set up the notebook's plotting backend; a
+    figure rendered there through pyplot came out blank in JupyterLab, so the panel renders
+    the PNG itself.
+    """
+    import io
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.5, 3.6), layout="constrained")
+    plot_sweep(rows, ax=fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()
 
 
 def _panel_class() -> type:
@@ -200,8 +249,7 @@ def _panel_class() -> type:
             self.status.value = f"{done}/{total}: {html.escape(row.kernel)} at tile {row.tile}"
 
         def _run(self, button: Any = None) -> None:
-            import matplotlib.pyplot as plt
-            from IPython.display import HTML, display
+            from IPython.display import HTML, Image, display
 
             chosen = (self.kernels if self.kernel.value == "all"
                       else {self.kernel.value: self.kernels[self.kernel.value]})
@@ -213,11 +261,8 @@ def _panel_class() -> type:
                                  profile=self._profile(), progress=False, on_step=self._step,
                                  assumed_regs=self._assumed())
                 with self.output:
-                    display(HTML(f"<pre>{html.escape(rows_to_table(rows))}</pre>"))
-                    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
-                    plot_sweep(rows, ax=ax)
-                    display(fig)
-                    plt.close(fig)
+                    display(HTML(rows_to_html(rows)))
+                    display(Image(data=_plot_png(rows), format="png"))
                 self.progress.bar_style = "success"
                 self.status.value = f"done: {len(rows)} rows"
             except Exception as exc:  # noqa: BLE001 - shown to the student, never raised

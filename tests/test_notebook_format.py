@@ -45,7 +45,8 @@ def test_test_cells_are_self_contained(path: Path) -> None:
 
     nb = json.loads(path.read_text())
     answers = "\n".join("".join(c["source"]) for c in nb["cells"]
-                        if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+                        if c["cell_type"] == "code"
+                        and c.get("metadata", {}).get("nbgrader", {}).get("solution"))
     defined = referenced_names("") | {n for n in _defined_names(answers)}
     import builtins
 

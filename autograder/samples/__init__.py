@@ -54,6 +54,12 @@ def solutions(root: Path, notebook: str) -> dict[str, str]:
             if _nbgrader(c).get("solution")}
 
 
+def solution_cells(root: Path, notebook: str) -> list[str]:
+    """Every code cell of a source notebook, solutions filled in: the course's own answer."""
+    nb = json.loads((root / "source" / ASSIGNMENT / f"{notebook}.ipynb").read_text())
+    return [_MARKERS.sub("", _text(c)) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
 def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any]:
     """One student's version of one released notebook."""
     nb = json.loads((root / "release" / ASSIGNMENT / f"{notebook}.ipynb").read_text())

@@ -1,0 +1,298 @@
+"""Tests for course.ceilings: the vector-add check, measured ceilings and the roof to plot.
+
+Without a GPU every measurement must raise NoGPUError (never a made-up number) and the roof
+must be the datasheet roof of the default simulator device, said in words. The check of the
+student's ``vector_add`` runs on the simulator and is shown to fail on typical wrong kernels.
+The measurement itself runs only on a GPU (``-m gpu``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
+from course import backend, ceilings
+from course.backend import AUTOGRADE_ENV, TRUSTED_ENV, Backend, DeferredCheckError, NoGPUError
+from course.ceilings import (
+    VECTOR_ADD_AI,
+    Ceiling,
+    MissingDependencyError,
+    VectorAddCheckError,
+    ceilings_for_plot,
+    check_vector_add,
+    compare_with_datasheet,
+    copy_bytes,
+    measure_bandwidth,
+    measure_copy_bandwidth,
+    measure_fp32_peak,
+    vector_add_bytes,
+    vector_add_launch,
+)
+from course.devices import DEFAULT_SIMULATOR_DEVICE, lookup
+from course.launch import NotAKernelError
+from course.timing import Timing
+
+sys.setswitchinterval(5e-4)  # simulator threads hand over faster
+
+from numba import cuda  # noqa: E402  (after course: the simulator must be chosen first)
+
+ROOT = Path(__file__).resolve().parents[1]
+ROOFLINE_NOTEBOOK = ROOT / "source" / "week4" / "05_roofline.ipynb"
+
+on_simulator = pytest.mark.skipif(backend.detect().kind == "gpu",
+                                  reason="checks the behaviour without a GPU")
+
+
+@cuda.jit
+def vector_add(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def no_bounds_test(a, b, c):
+    i = cuda.grid(1)
+    c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def subtracts(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        c[i] = a[i] - b[i]
+
+
+@cuda.jit
+def thread_index_only(a, b, c):
+    i = cuda.threadIdx.x
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def writes_into_a(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
+        a[i] = a[i] + b[i]
+
+
+@cuda.jit
+def off_by_one(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size - 1:
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def not_written(a, b, c):
+    raise NotImplementedError()
+
+
+def _timing(ms: float = 1.0) -> Timing:
+    return Timing("t", ms, ms, ms, 5, 0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- pure logic
+
+
+def test_launch_and_byte_counts():
+    assert vector_add_launch(1) == (1, 256)
+    assert vector_add_launch(256) == (1, 256)
+    assert vector_add_launch(257) == (2, 256)
+    assert vector_add_launch(2**27) == (2**19, 256)
+    assert vector_add_bytes(1000) == 12_000
+    assert vector_add_bytes(1000, bytes_per_element=8) == 24_000
+    assert copy_bytes(1000) == 8_000
+    assert 1000 / vector_add_bytes(1000) == pytest.approx(VECTOR_ADD_AI)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="n must be a positive integer"):
+            vector_add_launch(bad)
+
+
+def test_ceiling_units_are_kept_apart():
+    bw = Ceiling("copy", 300.0, "GB/s", _timing(), "note")
+    peak = Ceiling("sgemm", 4000.0, "GFLOP/s", _timing())
+    assert bw.value_gbs == 300.0 and peak.value_gflops == 4000.0
+    with pytest.raises(ValueError, match="not a compute rate"):
+        bw.value_gflops  # noqa: B018
+    with pytest.raises(ValueError, match="not a bandwidth"):
+        peak.value_gbs  # noqa: B018
+    assert str(bw) == "copy: 300 GB/s (median 1.000 ms of 5 runs); note"
+
+
+def test_compare_with_datasheet():
+    text = compare_with_datasheet([Ceiling("copy", 256.0, "GB/s", _timing()),
+                                   Ceiling("sgemm", 4070.5, "GFLOP/s", _timing())], "Tesla T4")
+    assert "320 GB/s" in text and "80 %" in text
+    assert "8,141 GFLOP/s" in text and "50 %" in text
+    unknown = compare_with_datasheet([Ceiling("copy", 256.0, "GB/s", _timing())], "RTX 9999")
+    assert "no datasheet entry for RTX 9999" in unknown and "—" in unknown
+
+
+@on_simulator
+def test_ceilings_for_plot_without_a_gpu_is_the_datasheet_roof():
+    roof, source = ceilings_for_plot()
+    spec = lookup(DEFAULT_SIMULATOR_DEVICE)
+    assert (roof.peak_gflops, roof.bandwidth_gbs) == (spec.fp32_peak_gflops, spec.bandwidth_gbs)
+    assert "datasheet" in roof.name
+    assert "No GPU" in source and DEFAULT_SIMULATOR_DEVICE in source
+    assert "not a measurement" in source
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    monkeypatch.setattr(backend, "detect", lambda: Backend("gpu", device_name="Tesla T4"))
+
+
+def test_ceilings_for_plot_uses_measured_ceilings(fake_gpu):
+    bw = Ceiling("device-to-device copy bandwidth", 250.0, "GB/s", _timing())
+    peak = Ceiling("FP32 rate of cuBLAS SGEMM", 4500.0, "GFLOP/s", _timing())
+    roof, source = ceilings_for_plot(bw, peak)
+    assert (roof.peak_gflops, roof.bandwidth_gbs) == (4500.0, 250.0)
+    assert "measured" in roof.name
+    assert "250 GB/s" in source and "4,500 GFLOP/s" in source
+
+
+def test_ceilings_for_plot_falls_back_to_the_datasheet_peak_without_cupy(fake_gpu, monkeypatch):
+    def no_cupy(*args, **kwargs):
+        raise MissingDependencyError("measuring the FP32 peak needs CuPy")
+
+    monkeypatch.setattr(ceilings, "measure_fp32_peak", no_cupy)
+    bw = Ceiling("copy", 250.0, "GB/s", _timing())
+    roof, source = ceilings_for_plot(bw)
+    assert roof.peak_gflops == lookup("Tesla T4").fp32_peak_gflops
+    assert "datasheet FP32 peak" in source and "CuPy is not installed" in source
+
+    monkeypatch.setattr(backend, "detect", lambda: Backend("gpu", device_name="RTX 9999"))
+    with pytest.raises(MissingDependencyError, match="no datasheet peak"):
+        ceilings_for_plot(bw)
+
+
+def test_ceilings_for_plot_refuses_a_compute_rate_as_bandwidth(fake_gpu):
+    peak = Ceiling("sgemm", 4500.0, "GFLOP/s", _timing())
+    with pytest.raises(ValueError, match="not a bandwidth"):
+        ceilings_for_plot(peak, peak)
+
+
+def test_missing_cupy_is_a_clear_error_and_tf32_is_off(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # makes `import cupy` raise ImportError
+    monkeypatch.delenv("CUPY_TF32", raising=False)
+    with pytest.raises(MissingDependencyError, match="pip install cupy-cuda12x"):
+        ceilings._import_cupy()
+    import os
+
+    assert os.environ["CUPY_TF32"] == "0"
+
+
+# --------------------------------------------------------------------------- no GPU
+
+
+@on_simulator
+@pytest.mark.parametrize("measure", [
+    lambda: measure_bandwidth(vector_add),
+    lambda: measure_copy_bandwidth(1024),
+    lambda: measure_fp32_peak(64),
+], ids=["bandwidth", "copy", "fp32_peak"])
+def test_measurements_need_a_gpu(measure):
+    with pytest.raises(NoGPUError, match="needs a real CUDA GPU"):
+        measure()
+
+
+# --------------------------------------------------------------------------- check_vector_add
+
+
+def test_check_vector_add_passes_a_correct_kernel(capsys):
+    report = check_vector_add(vector_add, sizes=(1, 257, 600), seed=1)
+    assert report.sizes == (1, 257, 600)
+    assert "✓ vector_add is correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("kernel", "message"), [
+    (no_bounds_test, "`if i < c.size:`"),  # simulator: index error; GPU: guard overwritten
+    (subtracts, "Your kernel stores a[i] − b[i]"),
+    (thread_index_only, "only the first block's elements were written"),
+    (writes_into_a, "your kernel changed a"),
+    (off_by_one, "the bounds test must be `if i < c.size:`"),
+    (not_written, "not written yet"),
+], ids=lambda x: getattr(x, "__name__", "")[:20] if callable(x) else "")
+def test_check_vector_add_fails_wrong_kernels_with_a_hint(kernel, message):
+    with pytest.raises(VectorAddCheckError) as info:
+        check_vector_add(kernel, sizes=(1, 257, 600), seed=2, quiet=True)
+    assert message in str(info.value)
+
+
+def test_check_vector_add_finds_the_missing_tail(capsys):
+    with pytest.raises(VectorAddCheckError, match="the last elements are missing"):
+        check_vector_add(off_by_one, sizes=(300,), seed=3, quiet=True)
+
+
+def test_diagnosis_of_a_store_past_the_end():
+    """On a GPU nothing raises: a missing bounds test shows up as a changed guard region."""
+    a = np.ones(3, dtype=np.float32)
+    message = ceilings._diagnose(3, a, a, a + a, wrote_outside=True, changed_inputs="")
+    assert "wrote past the end of c" in message and "253 threads" in message
+    assert ceilings._diagnose(3, a, a, a + a, wrote_outside=False, changed_inputs="") is None
+
+
+def test_check_vector_add_wants_a_kernel():
+    def plain(a, b, c):
+        pass
+
+    with pytest.raises(NotAKernelError, match="@cuda.jit"):
+        check_vector_add(plain)
+
+
+def test_check_vector_add_defers_during_autograde(monkeypatch):
+    monkeypatch.setenv(AUTOGRADE_ENV, "autograde")
+    monkeypatch.delenv(TRUSTED_ENV, raising=False)
+    with pytest.raises(DeferredCheckError):
+        check_vector_add(vector_add)
+
+
+# --------------------------------------------------------------------------- notebook 05
+
+
+def test_roofline_notebook_solutions_pass_the_grader_whitelist():
+    """The reference answers of notebook 05 must survive the grader's source rebuild."""
+    from course.kernel_source import bundle_from_cells
+
+    nb = json.loads(ROOFLINE_NOTEBOOK.read_text())
+    cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+             and not c["metadata"].get("nbgrader", {}).get("grade")]
+    names = {"attainable_gflops", "critical_ai", "bound", "vector_add"}
+    ns = bundle_from_cells(cells, names).load()
+    assert ns["critical_ai"](8141.0, 320.0) == pytest.approx(25.440625)
+    assert ns["bound"](ns["critical_ai"](8000.0, 320.0), 8000.0, 320.0) == "compute"
+    got = ns["attainable_gflops"](np.array([0.25, 25.0, 100.0]), 8000.0, 320.0)
+    np.testing.assert_allclose(got, [80.0, 8000.0, 8000.0])
+
+
+# --------------------------------------------------------------------------- on a GPU
+
+
+@pytest.mark.gpu
+def test_vector_add_reaches_most_of_the_copy_bandwidth():
+    copy = measure_copy_bandwidth()
+    add = measure_bandwidth(vector_add)
+    print(f"\n{copy}\n{add}")
+    assert add.value_gbs >= 0.8 * copy.value_gbs, (add, copy)
+    spec = lookup(backend.detect().device_name or "")
+    if spec is not None:
+        assert copy.value_gbs <= 1.05 * spec.bandwidth_gbs, "faster than the datasheet?"
+
+
+@pytest.mark.gpu
+def test_fp32_peak_is_below_the_datasheet():
+    pytest.importorskip("cupy")
+    peak = measure_fp32_peak(4096, repeats=5)
+    spec = lookup(backend.detect().device_name or "")
+    print(f"\n{peak}")
+    assert peak.value_gflops > 0
+    if spec is not None:
+        assert peak.value_gflops <= 1.1 * spec.fp32_peak_gflops, "TF32 left on?"
