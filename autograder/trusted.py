@@ -117,7 +117,8 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
     results: list[dict[str, Any]] = []
     env = dict(os.environ, **(extra_env or {}))
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(autograder.__file__).parents[1])])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(autograder.__file__).parents[1]), *filter(None, [env.get("PYTHONPATH")])])
     while len(results) < len(jobs):
         todo = jobs[len(results):]
         with tempfile.TemporaryDirectory(prefix="trusted-") as tmp:
