@@ -14,6 +14,7 @@ What it changes from nbgrader's defaults, and why:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -35,9 +36,11 @@ def cell_timeout() -> int:
 
 def install_sandboxed_kernelspec(root: Path) -> Path:
     """Write a kernelspec that starts IPython inside the sandbox; return its JUPYTER_PATH dir."""
-    base = Path(tempfile.mkdtemp(prefix="week4-kernels-"))
+    # One folder per course directory and Python (not a new temp folder per nbgrader run).
+    tag = hashlib.sha1(f"{root}|{sys.executable}".encode()).hexdigest()[:12]
+    base = Path(tempfile.gettempdir()) / f"week4-kernels-{tag}"
     spec = base / "kernels" / KERNEL_NAME
-    spec.mkdir(parents=True)
+    spec.mkdir(parents=True, exist_ok=True)
     spec.joinpath("kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-m", "autograder.sandbox", "-f", "{connection_file}"],
         "display_name": "Python 3 (week 4 grading sandbox)",
@@ -49,7 +52,7 @@ def install_sandboxed_kernelspec(root: Path) -> Path:
     return base
 
 
-def reference_bundle_file(root: Path) -> str:
+def reference_bundle_file(root: Path, folder: Path) -> str:
     """The course's reference naive kernel, from the source notebook's solution, as JSON."""
     from course.kernel_source import bundle_from_cells
 
@@ -62,10 +65,9 @@ def reference_bundle_file(root: Path) -> str:
     ]
     cells = [c.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "") for c in cells]
     bundle = bundle_from_cells(cells, {"gemm_naive"})
-    fd, out = tempfile.mkstemp(prefix="week4-reference-", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        json.dump({"gemm_naive": bundle.to_json()}, fh)
-    return out
+    out = folder / "reference-naive.json"
+    out.write_text(json.dumps({"gemm_naive": bundle.to_json()}))
+    return str(out)
 
 
 def configure(c: Any, root: Path) -> None:
@@ -99,14 +101,15 @@ def configure(c: Any, root: Path) -> None:
     c.OverwriteCells.add_missing_cells = True
     c.TrustedRecheck.timeout = timeout
     c.TrustedRecheck.course_root = str(root)
-    c.TrustedRecheck.reference_file = reference_bundle_file(root)
+    kernels = install_sandboxed_kernelspec(root)
+    c.TrustedRecheck.reference_file = reference_bundle_file(root, kernels)
     c.Autograde.autograde_preprocessors = [
         SurvivingExecute, TrustedRecheck, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
     ]
     c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 
-    kernels = install_sandboxed_kernelspec(root)
+    paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
-        [str(kernels), *filter(None, [os.environ.get("JUPYTER_PATH")])])
+        [str(kernels), *(p for p in paths if p != str(kernels))])
     os.environ[sandbox.ROOT_ENV] = str(root)

@@ -67,6 +67,8 @@ class Row:
     student: str
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     not_measured: list[str] = field(default_factory=list)
+    manual: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -94,13 +96,15 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                 unmeasured = {g for g, v in summary.get("cells", {}).items()
                               if v["status"] == "not_measured"}
                 for grade in nb.grades:
+                    if grade.needs_manual_grade:
+                        row.manual.append(f"{nb.name}:{grade.name}")
                     if grade.name in unmeasured:
                         row.not_measured.append(f"{nb.name}:{grade.name}")
                         continue
                     score += grade.score or 0.0
                     maximum += grade.max_score
-                if not summary_path.exists():
-                    row.notes.append(f"{nb.name}: not submitted")
+                if not (root / "submitted" / student / ASSIGNMENT / f"{nb.name}.ipynb").exists():
+                    row.missing.append(nb.name)
                 if summary.get("dead_kernel"):
                     row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
                 row.scores[nb.name] = (score, maximum)
@@ -125,24 +129,26 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
 def render(notebooks: list[str], rows: list[Row]) -> str:
     """A plain-text table, one row per student."""
     short = [n.split("_", 1)[0] for n in notebooks]
-    head = f"{'student':<24}" + "".join(f"{s:>10}" for s in short) + f"{'total':>12}  notes"
+    head = f"{'student':<28}" + "".join(f"{s:>10}" for s in short) + f"{'total':>12}  notes"
     lines = [head, "-" * len(head)]
     for row in rows:
         cells, tot, mx = [], 0.0, 0.0
         for nb in notebooks:
             s, m = row.scores.get(nb, (0.0, 0.0))
             tot, mx = tot + s, mx + m
-            cells.append(f"{s:>4g}/{m:<4g}".rjust(10))
+            cells.append(("—" if nb in row.missing else f"{s:g}/{m:g}").rjust(10))
         notes = list(row.notes)
+        if row.manual:
+            notes.append(f"to grade by hand: {', '.join(row.manual)}")
         if row.not_measured:
             notes.append(f"{len(row.not_measured)} GPU check(s) not measured (no GPU): "
                          + ", ".join(row.not_measured))
-        lines.append(f"{row.student:<24}" + "".join(cells) + f"{tot:>6g}/{mx:<5g}  "
+        lines.append(f"{row.student:<28}" + "".join(cells) + f"{tot:g}/{mx:g}".rjust(12) + "  "
                      + "; ".join(notes))
     lines.append("")
     lines.append(f"sandbox: {sandbox.sandbox_status()}")
-    lines.append("'not measured' checks are excluded from the maximum; grade them on a GPU "
-                 "machine with `make grade`.")
+    lines.append("— = notebook not handed in (scored 0). 'not measured' checks are excluded "
+                 "from the maximum; grade them on a GPU machine with `make grade`.")
     return "\n".join(lines)
 
 
@@ -217,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(
                 {r.student: {"scores": r.scores, "not_measured": r.not_measured,
-                             "notes": r.notes} for r in rows}, indent=1))
+                             "manual": r.manual, "missing": r.missing, "notes": r.notes}
+                 for r in rows}, indent=1))
     return 0
 
 

@@ -49,10 +49,10 @@ class SpeedupReport:
     threshold: float
 
     def __str__(self) -> str:
-        ref = (f"{self.vs_reference:.2f}× faster than the course's naive kernel, "
+        ref = (f"{self.vs_reference:.2f}× the speed of the course's naive kernel, "
                if self.vs_reference is not None else "")
         times = ", ".join(f"{k} {v:.3f} ms" for k, v in self.ms.items())
-        return (f"tile {self.tile} at {self.size}³: {ref}{self.vs_own_naive:.2f}× faster than "
+        return (f"tile {self.tile} at {self.size}³: {ref}{self.vs_own_naive:.2f}× the speed of "
                 f"your naive kernel (threshold {self.threshold}×). Medians: {times}")
 
 
@@ -111,8 +111,8 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     problem = seen.get("error") or (seen.get("races") or [None])[0] or \
         (seen.get("uninitialised") or [None])[0] or seen.get("problem")
     if problem:
-        raise SpeedupCheckError(f"speedup not measured: make_gemm_tiled(8) is not correct yet "
-                                f"({problem})")
+        raise SpeedupCheckError(f"no speedup points yet: make_gemm_tiled(8) is not correct "
+                                f"({problem}); fix the correctness tests first")
     reference = _reference_bundle()
     job = {"task": "speedup", "bundles": {"student": student.to_json()},
            "size": size, "tile": tile, "repeats": repeats,
@@ -135,7 +135,7 @@ def check_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, **kwar
     decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
     if decisive < report.threshold:
         raise SpeedupCheckError(
-            f"your tiled kernel is only {decisive:.2f}× faster than the naive kernel; at least "
+            f"your tiled kernel runs at {decisive:.2f}× the speed of the naive kernel; at least "
             f"{report.threshold}× is expected. {report}. Is the multiply loop reading shared "
             "memory only? Does each block load each tile exactly once?"
         )
