@@ -6,6 +6,8 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
+# nbgrader runs helper programs (alembic) from PATH: make them this environment's.
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: install system-deps demo release grade table test test-fast lint figures gpu-check clean
 

@@ -194,7 +194,8 @@ class _FunctionChecker(ast.NodeVisitor):
         root = target
         while isinstance(root, ast.Attribute):
             root = root.value
-        if isinstance(root, ast.Name) and root.id not in self.aliases:
+        if isinstance(root, ast.Name) and root.id in ("cuda", "numba") and \
+                root.id not in self.aliases:
             self.fail(deco, f"`{root.id}` without importing it (add `from numba import cuda` "
                       "to your cells)")
         if _qualname(target, self.aliases) != "numba.cuda.jit":

@@ -27,13 +27,14 @@ def test_source_notebook_runs(path: Path, tmp_path: Path) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     started = time.monotonic()
     try:
+        # Without a GPU the hidden speedup check says "not measured" by raising; that is
+        # its intended behaviour, not a failure of the notebook.
         NotebookClient(nb, timeout=600, kernel_name="python3",
+                       allow_error_names=["NotMeasuredError"],
                        resources={"metadata": {"path": str(work)}}).execute()
     finally:
         os.environ.clear()
         os.environ.update(env_before)
-    # Without a GPU the hidden speedup check says "not measured" by raising; that is its
-    # intended behaviour, not a failure of the notebook.
     errors = [(i, o.get("ename"), o.get("evalue")) for i, c in enumerate(nb.cells)
               if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
               and o.get("ename") != "NotMeasuredError"]

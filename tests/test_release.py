@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,8 +22,9 @@ def fresh_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     course = tmp_path_factory.mktemp("course")
     shutil.copytree(SOURCE, course / "source" / "week4")
     shutil.copy(ROOT / "nbgrader_config.py", course)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "week4", "--force"],
-                   cwd=course, check=True, capture_output=True)
+                   cwd=course, check=True, capture_output=True, env=env)
     return course / "release" / "week4"
 
 
@@ -37,15 +39,18 @@ def test_committed_release_matches_a_fresh_build(fresh_release: Path) -> None:
 
 
 def _solution_lines() -> set[str]:
-    """Distinctive lines of every solution and hidden-test region of the source notebooks."""
-    lines = set()
+    """Distinctive lines that appear ONLY inside solution or hidden-test regions of the
+    source notebooks (a line the visible part also shows is no secret)."""
+    inside, outside = set(), set()
     region = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
     for path in SOURCE.glob("*.ipynb"):
         for cell in json.loads(path.read_text())["cells"]:
-            for match in region.finditer("".join(cell["source"])):
-                lines |= {ln.strip() for ln in match.group(2).splitlines()
-                          if len(ln.strip()) > 25}
-    return lines
+            text = "".join(cell["source"])
+            for match in region.finditer(text):
+                inside |= {ln.strip() for ln in match.group(2).splitlines()
+                           if len(ln.strip()) > 25}
+            outside |= {ln.strip() for ln in region.sub("", text).splitlines()}
+    return inside - outside
 
 
 def test_release_contains_no_solutions_or_hidden_tests() -> None:

@@ -139,7 +139,7 @@ def test_check_speedup_passes_a_fast_tiled_kernel(fake_gpu, capsys):
     jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 3.0}, "device": "Fake"})
     report = check_speedup(kft.make_gemm_tiled, kft.gemm_naive, size=1024, tile=16)
     assert report.vs_own_naive == 3.0 and report.vs_reference is None
-    assert capsys.readouterr().out.startswith("✓ tile 16 at 1024³: 3.00× faster than your naive")
+    assert capsys.readouterr().out.startswith("✓ tile 16 at 1024³: 3.00× the speed of your naive")
     (job,) = jobs
     assert job["size"] == 1024 and job["tile"] == 16
     # the child receives source only, and that source passes the whitelist again
@@ -153,7 +153,7 @@ def test_check_speedup_fails_a_slow_tiled_kernel(fake_gpu):
     with pytest.raises(SpeedupCheckError) as info:
         check_speedup(kft.make_gemm_tiled_global_inner, kft.gemm_naive)
     msg = str(info.value)
-    assert "only 1.25× faster" in msg
+    assert "runs at 1.25× the speed of the naive kernel" in msg
     assert f"at least {SPEEDUP_THRESHOLD}× is expected" in msg
     assert "reading shared memory only" in msg
 
@@ -165,7 +165,7 @@ def test_reference_kernel_decides_when_the_grader_supplies_it(fake_gpu, monkeypa
     monkeypatch.setenv(speedup.REFERENCE_ENV, str(ref))
     # A student's deliberately slow naive kernel must not make a slow tiled kernel pass.
     jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 10.0, "reference naive": 1.5}})
-    with pytest.raises(SpeedupCheckError, match="only 1.50× faster"):
+    with pytest.raises(SpeedupCheckError, match="runs at 1.50× the speed"):
         check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
     assert set(jobs[-1]["bundles"]) == {"student", "reference"}
     fake_gpu({"ms": {"tiled": 1.0, "own naive": 1.0, "reference naive": 5.0}})
@@ -183,7 +183,7 @@ def test_an_error_in_the_gpu_child_is_not_a_pass(fake_gpu):
 def test_a_wrong_tiled_kernel_is_never_timed(fake_gpu, variant):
     # A racy kernel could be fast and right by luck on a GPU: it must fail every time.
     jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 9.0}})
-    with pytest.raises(SpeedupCheckError, match="speedup not measured"):
+    with pytest.raises(SpeedupCheckError, match="no speedup points yet"):
         check_speedup(kft.BUGGY_TILED[variant], kft.gemm_naive)
     assert jobs == []
 
@@ -213,7 +213,7 @@ def test_the_child_process_knows_the_speedup_task():
 
 def test_speedup_report_text():
     r = SpeedupReport(2048, 32, {"tiled": 1.0, "own naive": 5.5}, None, 5.5, 2.0)
-    assert str(r) == ("tile 32 at 2048³: 5.50× faster than your naive kernel (threshold 2.0×). "
+    assert str(r) == ("tile 32 at 2048³: 5.50× the speed of your naive kernel (threshold 2.0×). "
                       "Medians: tiled 1.000 ms, own naive 5.500 ms")
 
 
