@@ -393,3 +393,36 @@ BUGGY_TILED = {
     "swapped_tile_index": make_gemm_tiled_swapped_tile_index,
     "no_padding": make_gemm_tiled_no_padding,
 }
+
+
+def make_gemm_tiled_floor(tile):
+    """The SYCL write-up's mistake: K // tile steps, so the last partial step is dropped."""
+
+    @cuda.jit
+    def gemm_tiled(A, B, C):
+        As = cuda.shared.array((tile, tile), float32)
+        Bs = cuda.shared.array((tile, tile), float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range(K // tile):
+            ka, kb = t * tile + tx, t * tile + ty
+            As[ty, tx] = A[row, ka] if row < M else float32(0.0)
+            Bs[ty, tx] = B[kb, col] if col < N else float32(0.0)
+            cuda.syncthreads()
+            for k in range(tile):
+                acc += As[ty, k] * Bs[k, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return gemm_tiled
+
+
+@cuda.jit
+def does_nothing(A, B, C):
+    """What an unwritten kernel amounts to on a GPU: it compiles and stores nothing."""
+    pass

@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from experiment_kernels import (  # noqa: E402
+from kernels_for_tests import (  # noqa: E402
     does_nothing,
     gemm_naive,
     make_gemm_tiled,
