@@ -75,11 +75,12 @@ def _thread_identity() -> tuple[tuple[int, ...], tuple[int, ...], int]:
 class _TrackedShared:
     """A shared array that stamps every element access with (block, thread, epoch)."""
 
-    def __init__(self, array: np.ndarray, name: str, report: RunReport, lock: threading.Lock):
+    def __init__(self, array: np.ndarray, name: str, report: RunReport):
+        # No lock around the bookkeeping (see _Counter): each dict operation is atomic
+        # under the GIL, and readers are copied with list() before they are iterated.
         self._a = array
         self._name = name
         self._report = report
-        self._lock = lock
         # element -> (block, writer thread, epoch); element -> {reader thread: epoch}
         self._writes: dict[int, tuple[Any, Any, int]] = {}
         self._reads: dict[int, dict[Any, int]] = {}
@@ -110,41 +111,39 @@ class _TrackedShared:
         if flat is None:
             return value
         block, thread, epoch = _thread_identity()
-        if True:  # no lock: see _Counter; each dict operation is atomic under the GIL
-            w = self._writes.get(flat)
-            if w is None or w[0] != block:
-                self._note("uninit", self._report.uninitialised,
-                           f"thread {thread[:2]} read {self._name}{idx} before any thread of "
-                           f"its block (block {block[:2]}) wrote it: load (or zero-pad) every "
-                           "tile element before cuda.syncthreads(), then read")
-            elif w[1] != thread and w[2] == epoch:
-                self._note("race", self._report.races,
-                           f"thread {thread[:2]} read {self._name}{idx} that thread {w[1][:2]} "
-                           "wrote with no cuda.syncthreads() in between (block "
-                           f"{block[:2]}): {_BARRIER_HINT}")
-            self._reads.setdefault(flat, {})[(block, thread)] = epoch
+        w = self._writes.get(flat)
+        if w is None or w[0] != block:
+            self._note("uninit", self._report.uninitialised,
+                       f"thread {thread[:2]} read {self._name}{idx} before any thread of "
+                       f"its block (block {block[:2]}) wrote it: load (or zero-pad) every "
+                       "tile element before cuda.syncthreads(), then read")
+        elif w[1] != thread and w[2] == epoch:
+            self._note("race", self._report.races,
+                       f"thread {thread[:2]} read {self._name}{idx} that thread {w[1][:2]} "
+                       "wrote with no cuda.syncthreads() in between (block "
+                       f"{block[:2]}): {_BARRIER_HINT}")
+        self._reads.setdefault(flat, {})[(block, thread)] = epoch
         return value
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         flat = self._flat(idx)
         if flat is not None:
             block, thread, epoch = _thread_identity()
-            if True:
-                # list() copies in one step under the GIL; other threads may add readers.
-                for (rblock, reader), repoch in list(self._reads.get(flat, {}).items()):
-                    if rblock == block and reader != thread and repoch == epoch:
-                        self._note("race", self._report.races,
-                                   f"thread {thread[:2]} wrote {self._name}{idx}, which thread "
-                                   f"{reader[:2]} read with no cuda.syncthreads() in between "
-                                   f"(block {block[:2]}): {_BARRIER_HINT}")
-                        break
-                w = self._writes.get(flat)
-                if w is not None and w[0] == block and w[1] != thread and w[2] == epoch:
+            # list() copies in one step under the GIL; other threads may add readers.
+            for (rblock, reader), repoch in list(self._reads.get(flat, {}).items()):
+                if rblock == block and reader != thread and repoch == epoch:
                     self._note("race", self._report.races,
-                               f"threads {w[1][:2]} and {thread[:2]} both wrote "
-                               f"{self._name}{idx} in the same barrier interval")
-                self._writes[flat] = (block, thread, epoch)
-                self._reads[flat] = {}
+                               f"thread {thread[:2]} wrote {self._name}{idx}, which thread "
+                               f"{reader[:2]} read with no cuda.syncthreads() in between "
+                               f"(block {block[:2]}): {_BARRIER_HINT}")
+                    break
+            w = self._writes.get(flat)
+            if w is not None and w[0] == block and w[1] != thread and w[2] == epoch:
+                self._note("race", self._report.races,
+                           f"threads {w[1][:2]} and {thread[:2]} both wrote "
+                           f"{self._name}{idx} in the same barrier interval")
+            self._writes[flat] = (block, thread, epoch)
+            self._reads[flat] = {}
         self._a[idx] = value
 
 
@@ -154,7 +153,6 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
     from numba.cuda.simulator import kernel as simkernel
     from numba.cuda.simulator import kernelapi
 
-    lock = threading.Lock()
     alloc_lock = threading.Lock()
     original_array = kernelapi.FakeCUDAShared.array
     original_sync = simkernel.BlockThread.syncthreads
@@ -181,7 +179,7 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
             line = frame.line or ""
             name = line.split("=")[0].strip() if "=" in line else ""
             name = name if name.isidentifier() else f"shared array #{len(self._allocations)}"
-            res = _TrackedShared(data, name, report, lock)
+            res = _TrackedShared(data, name, report)
             self._allocations[caller] = res
         return res
 
