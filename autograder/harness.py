@@ -158,11 +158,11 @@ def workers() -> int:
     With a GPU, one at a time: speedups are measured there, and two students' timings
     sharing the GPU would disturb each other's ratios.
     """
-    from course.backend import _driver_gpu_count
+    from course.backend import driver_gpu_count
 
     if os.environ.get("COURSE_GRADING_WORKERS"):
         return int(os.environ["COURSE_GRADING_WORKERS"])
-    return 1 if _driver_gpu_count()[0] else min(4, os.cpu_count() or 1)
+    return 1 if driver_gpu_count()[0] else min(4, os.cpu_count() or 1)
 
 
 def autograde_all(root: Path) -> None:

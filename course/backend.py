@@ -26,15 +26,20 @@ class NoGPUError(RuntimeError):
     """Raised when something needs a real CUDA GPU (timings, resource counts) and there is none."""
 
 
-def _driver_gpu_count() -> tuple[int, str]:
-    """Count CUDA devices through the driver library; return (count, reason when zero)."""
+def load_cuda_driver() -> ctypes.CDLL | None:
+    """The CUDA driver library, or None where there is no NVIDIA driver."""
     for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
         try:
-            lib = ctypes.CDLL(name)
-            break
+            return ctypes.CDLL(name)
         except OSError:
             continue
-    else:
+    return None
+
+
+def driver_gpu_count() -> tuple[int, str]:
+    """Count CUDA devices through the driver library; return (count, reason when zero)."""
+    lib = load_cuda_driver()
+    if lib is None:
         return 0, "no NVIDIA driver was found on this machine"
     if lib.cuInit(0) != 0:
         return 0, "the NVIDIA driver is installed but no GPU could be initialised"
@@ -59,7 +64,7 @@ def choose_numba_target() -> None:
         return
     if os.environ.get("COURSE_NO_SIMULATOR"):
         return
-    count, _ = _driver_gpu_count()
+    count, _ = driver_gpu_count()
     if count == 0:
         os.environ[SIM_ENV] = "1"
 
@@ -121,11 +126,11 @@ def detect() -> Backend:
         return Backend("none", reason=f"Numba is not installed ({exc})", **versions)
 
     if simulator_requested():
-        _, why = _driver_gpu_count()
+        _, why = driver_gpu_count()
         reason = why or f"{SIM_ENV}=1 is set"
         return Backend("simulator", reason=reason, **versions)
     if not cuda.is_available():
-        _, why = _driver_gpu_count()
+        _, why = driver_gpu_count()
         reason = (why or "Numba cannot use the GPU") + (
             "; Numba was imported before `course`, so the simulator could not be switched on: "
             "restart the kernel and import course first"

@@ -103,8 +103,12 @@ def _box(mask: np.ndarray) -> str:
 
 
 def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
-             wrote_outside: bool = False) -> str | None:
-    """Explain what is wrong with C = A·B as computed by a kernel, or None if it is right."""
+             wrote_outside: bool = False, k_step: int | None = None) -> str | None:
+    """Explain what is wrong with C = A·B as computed by a kernel, or None if it is right.
+
+    ``block`` is the kernel's output tile (edges of C); ``k_step`` its step along K (the
+    tile for the shared-memory kernel, BK for the register-tiled one).
+    """
     M, K = A.shape
     N = B.shape[1]
     size = f"M={M}, N={N}, K={K}"
@@ -143,10 +147,12 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
     i, j = np.unravel_index(np.argmax(err - tol), err.shape)
     detail = (f"e.g. C[{i}, {j}] = {C[i, j]:.6g}, expected {ref[i, j]:.6g}; "
               f"{bad.sum()} of {bad.size} elements wrong, in {_box(bad)}")
-    kf = (K // block) * block
-    if 0 < kf < K and np.all(np.abs(C - a64[:, :kf] @ b64[:kf]) <= tol):
+    step = k_step or block
+    how_many = "ceil(K / tile) tiles" if k_step is None else f"ceil(K / {step}) steps"
+    kf = (K // step) * step
+    if kf < K and np.all(np.abs(C - a64[:, :kf] @ b64[:kf]) <= tol):
         return (f"wrong values for {size} ({detail}): the last, partial step along K was "
-                "skipped — loop over ceil(K / tile) tiles and zero-pad past K")
+                f"skipped — loop over {how_many} and zero-pad past K")
     full_r, full_c = (M // block) * block, (N // block) * block
     if full_r and full_c and not bad[:full_r, :full_c].any() and (full_r < M or full_c < N):
         return (f"wrong values for {size}, only in the last partial tiles ({detail}): "
@@ -163,8 +169,14 @@ def _default_shapes() -> tuple[Shape, ...]:
     return GPU_SHAPES if backend.detect().kind == "gpu" else SIM_SHAPES
 
 
+def not_written(name: str) -> GemmCheckError:
+    """The error for an answer that still raises NotImplementedError."""
+    return GemmCheckError(f"{name} is not written yet: replace `raise NotImplementedError()` "
+                          "with your kernel")
+
+
 def _check_cases(gk: GemmKernel, shapes: Sequence[Shape], rng: np.random.Generator,
-                 block: int) -> float:
+                 block: int, k_step: int | None = None) -> float:
     """Run every shape; raise GemmCheckError with a diagnosis on the first failure."""
     worst = 0.0
     for M, N, K in shapes:
@@ -172,18 +184,16 @@ def _check_cases(gk: GemmKernel, shapes: Sequence[Shape], rng: np.random.Generat
         try:
             C, outside = run_guarded(gk, A, B)
         except NotImplementedError:
-            raise GemmCheckError(f"{gk.name} is not written yet: replace "
-                                 "`raise NotImplementedError()` with your kernel") from None
+            raise not_written(gk.name) from None
         except (IndexError, RuntimeError) as exc:
             if "NotImplementedError" in type(exc).__name__ + str(exc):
-                raise GemmCheckError(f"{gk.name} is not written yet: replace "
-                                     "`raise NotImplementedError()` with your kernel") from None
+                raise not_written(gk.name) from None
             raise GemmCheckError(
                 f"{gk.name} failed for M={M}, N={N}, K={K}: {exc}. An index out of range "
                 "means a missing or wrong bounds test (threads of the last partial block, "
                 "or tile elements past K)."
             ) from None
-        problem = diagnose(C, A, B, block, outside)
+        problem = diagnose(C, A, B, block, outside, k_step)
         if problem:
             raise GemmCheckError(f"{gk.name}: {problem}")
         ref = A.astype(np.float64) @ B.astype(np.float64)

@@ -74,13 +74,8 @@ def _version(dist: str) -> str | None:
 
 def _driver_cuda_version() -> tuple[int, int] | None:
     """The CUDA version the installed driver supports, e.g. (12, 8); None without a driver."""
-    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    else:
+    lib = backend.load_cuda_driver()
+    if lib is None:
         return None
     version = ctypes.c_int(0)
     try:
@@ -272,7 +267,7 @@ def colab_missing_packages() -> list[MissingPackage]:
     if not _installed("course"):  # pragma: no cover - this module is part of course
         missing.append(MissingPackage("course", config.pip_requirement(),
                                       "the course package is not installed"))
-    gpus, _ = backend._driver_gpu_count()
+    gpus, _ = backend.driver_gpu_count()
     if gpus == 0:
         return missing
     extra = _cuda_extra()

@@ -80,24 +80,13 @@ def gemm_table(k: dict, sizes: list[int], repeats: int) -> list[str]:
 
 
 def cublas_ms(n: int, repeats: int) -> float | None:
+    """cuBLAS SGEMM (TF32 off) at n³: the course's own measurement, None without CuPy."""
+    from course import ceilings
+
     try:
-        os.environ.setdefault("CUPY_TF32", "0")
-        import cupy as cp
-    except ImportError:
+        return ceilings.measure_fp32_peak(size=n, repeats=repeats).timing.median_ms
+    except ceilings.MissingDependencyError:
         return None
-    a = cp.random.random((n, n), dtype=cp.float32)
-    bm = cp.random.random((n, n), dtype=cp.float32)
-    for _ in range(3):
-        cp.matmul(a, bm)
-    times = []
-    for _ in range(repeats):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        cp.matmul(a, bm)
-        e.record()
-        e.synchronize()
-        times.append(cp.cuda.get_elapsed_time(s, e))
-    return statistics.median(times)
 
 
 def stability(k: dict, runs: int) -> list[str]:

@@ -24,7 +24,6 @@ import contextlib
 import os
 import platform
 import re
-import statistics
 import sys
 import textwrap
 import time
@@ -267,25 +266,13 @@ def versions() -> str:
 
 
 def cublas_ms(n: int, repeats: int) -> float | None:
-    """cuBLAS SGEMM through cupy.matmul (CUPY_TF32=0), median of ``repeats`` event timings."""
+    """cuBLAS SGEMM (TF32 off) at n³: the course's own measurement, None without CuPy."""
+    from course import ceilings
+
     try:
-        import cupy as cp
-    except ImportError:
+        return ceilings.measure_fp32_peak(size=n, repeats=repeats).timing.median_ms
+    except ceilings.MissingDependencyError:
         return None
-    rng = cp.random.default_rng(0)
-    a = rng.random((n, n), dtype=cp.float32) * 2 - 1
-    b = rng.random((n, n), dtype=cp.float32) * 2 - 1
-    for _ in range(3):
-        cp.matmul(a, b)
-    times = []
-    for _ in range(repeats):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        cp.matmul(a, b)
-        e.record()
-        e.synchronize()
-        times.append(cp.cuda.get_elapsed_time(s, e))
-    return statistics.median(times)
 
 
 def ptx_report(rungs: list[tuple[Rung, Any]], folder: Path) -> None:

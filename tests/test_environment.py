@@ -37,7 +37,7 @@ def _report(**changes) -> EnvironmentReport:
 def colab(monkeypatch):
     """Pretend to be on Colab with one GPU whose driver supports CUDA 12.8."""
     monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-20261101")
-    monkeypatch.setattr(backend, "_driver_gpu_count", lambda: (1, ""))
+    monkeypatch.setattr(backend, "driver_gpu_count", lambda: (1, ""))
     monkeypatch.setattr(environment, "_driver_cuda_version", lambda: (12, 8))
     monkeypatch.setattr(environment, "_numba_cuda_problem", lambda: None)
     monkeypatch.setattr(environment, "_installed", lambda name: True)
@@ -120,7 +120,7 @@ def test_on_colab_follows_the_google_colab_module(monkeypatch):
 
 
 def test_nothing_is_missing_without_a_gpu(monkeypatch):
-    monkeypatch.setattr(backend, "_driver_gpu_count", lambda: (0, "no NVIDIA driver"))
+    monkeypatch.setattr(backend, "driver_gpu_count", lambda: (0, "no NVIDIA driver"))
     monkeypatch.setattr(environment, "_numba_cuda_problem",
                         lambda: pytest.fail("no GPU: the kernel probe must not run"))
     assert environment.colab_missing_packages() == []
