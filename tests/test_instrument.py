@@ -304,3 +304,29 @@ def test_check_traffic_defers_during_autograde(monkeypatch):
     monkeypatch.delenv(backend.TRUSTED_ENV, raising=False)
     with pytest.raises(backend.DeferredCheckError):
         check_traffic(kft.make_gemm_tiled, tile=4)
+
+
+def test_plain_simulator_shared_arrays_are_shared_even_with_a_slow_allocation(monkeypatch):
+    """Numba's simulator creates a shared array without a lock; course makes it atomic.
+
+    A slow np.empty widens the window in which, unpatched, a second thread of the block would
+    create its own array and the correct kernel would compute garbage.
+    """
+    import time
+
+    import numpy as np
+
+    from course.checks import random_operands
+    from course.launch import matmul, tiled
+
+    real_empty = np.empty
+
+    def slow_empty(*args, **kwargs):
+        time.sleep(0.01)  # every other thread gets to run meanwhile
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(np, "empty", slow_empty)
+    A, B = random_operands(9, 7, 11, np.random.default_rng(0))
+    C = matmul(tiled(kft.make_gemm_tiled, 4), A, B)
+    monkeypatch.setattr(np, "empty", real_empty)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
