@@ -6,16 +6,17 @@ the two numbers of the roofline model on the student's GPU:
 
 * **bandwidth** with the student's own streaming kernel ``vector_add(a, b, c)``: n FLOPs for
   3·n·4 bytes (read a, read b, write c), launched with 256-thread blocks on ceil(n/256)
-  blocks; and, as the reference a streaming kernel should come close to, a device-to-device
-  copy (2·n·4 bytes: every byte read once and written once);
+  blocks; and, as the reference a streaming kernel should come close to, the fastest of
+  three device-to-device copies (2·n·4 bytes: every byte read once and written once);
 * **FP32 peak** with cuBLAS (CuPy's ``matmul``) on a large square product with TF32 off, so
   that it is plain FP32 arithmetic like our kernels.
 
 Inputs are far larger than any L2 cache (2²⁷ floats = 512 MiB per array), so the traffic
 really goes to DRAM. Every measurement uses :mod:`course.timing` (CUDA events, warm-up,
-median) and raises :class:`course.backend.NoGPUError` on the simulator, which has no clock
-worth reading. :func:`ceilings_for_plot` returns the measured roof on a GPU and the datasheet
-roof of ``course.devices.DEFAULT_SIMULATOR_DEVICE`` elsewhere, with a sentence that says which.
+median, several launches per pair of events) and raises :class:`course.backend.NoGPUError`
+on the simulator, which has no clock worth reading. :func:`ceilings_for_plot` returns the
+measured roof on a GPU and the datasheet roof of ``course.devices.DEFAULT_SIMULATOR_DEVICE``
+elsewhere, with a sentence that says which.
 
 :func:`check_vector_add` (graded in notebook 05) checks the streaming kernel itself, on the
 simulator or a GPU.
@@ -46,7 +47,9 @@ __all__ = [
     "ceilings_for_plot",
     "check_vector_add",
     "compare_with_datasheet",
+    "check_copies",
     "copy_bytes",
+    "copy_launches",
     "measure_bandwidth",
     "measure_copy_bandwidth",
     "measure_fp32_peak",
@@ -291,7 +294,14 @@ def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int 
 # --------------------------------------------------------------------------- measurements
 
 
-def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 20) -> Ceiling:
+#: launches queued between one pair of CUDA events for the streaming measurements: a launch
+#: of 2²⁷ floats takes a few hundred microseconds, comparable with the host's cost of one
+#: Python launch, which a single launch per pair of events would count (course.timing).
+STREAM_BATCH = 10
+
+
+def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 20,
+                      batch: int = STREAM_BATCH) -> Ceiling:
     """DRAM bandwidth [GB/s] reached by a ``vector_add(a, b, c)`` kernel over ``n`` floats.
 
     Bytes are reads plus writes, 3·n·4; the launch is ceil(n/256) blocks of 256 threads.
@@ -323,25 +333,81 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
         raise VectorAddCheckError(f"vector_add gave wrong results for n = {n:,}: pass "
                                   "check_vector_add before measuring with it")
     timing = time_launch(run, "vector add", repeats=repeats, flops=float(n),
-                         nbytes=float(vector_add_bytes(n)))
+                         nbytes=float(vector_add_bytes(n)), batch=batch)
     return Ceiling("bandwidth of your vector_add", timing.gbs, "GB/s", timing,
                    f"{n:,} floats per array, 3·n·4 bytes per launch")
 
 
-def measure_copy_bandwidth(n: int = STREAM_N, repeats: int = 20) -> Ceiling:
-    """Device-to-device copy bandwidth [GB/s] of ``n`` floats (2·n·4 bytes per copy)."""
+def copy_launches(src: Any, dst: Any) -> dict[str, Any]:
+    """The device-to-device copies of ``src`` into ``dst`` (Numba device arrays) to try.
+
+    * the driver's copy (cudaMemcpy device to device, what ``copy_to_device`` calls);
+    * a Numba copy kernel with vector add's launch shape;
+    * CuPy's copy kernel (``cupy.copyto``), when CuPy imports.
+
+    Which one is fastest depends on the GPU and the driver, so the copy ceiling is the best.
+    """
+    from course.launch import quiet_numba
+    from course.stream_kernels import copy_kernel as kernel
+
+    launches: dict[str, Any] = {"cudaMemcpy device to device": lambda: dst.copy_to_device(src)}
+    blocks, threads = vector_add_launch(dst.size)
+
+    def numba_copy() -> None:
+        with quiet_numba():
+            kernel[blocks, threads](src, dst)
+
+    launches["Numba copy kernel"] = numba_copy
+    try:
+        cupy = _import_cupy()
+    except MissingDependencyError:
+        return launches
+    c_src, c_dst = cupy.asarray(src), cupy.asarray(dst)  # views of the same memory
+    launches["CuPy copy kernel"] = lambda: cupy.copyto(c_dst, c_src)
+    return launches
+
+
+def check_copies(n: int = 4099) -> None:
+    """Run every copy of :func:`copy_launches` once on ``n`` floats; raise if one is wrong.
+
+    A copy that did not copy would report a bandwidth of nothing at all.
+    """
+    from numba import cuda
+
+    host = np.random.default_rng(1).random(_positive_int("n", n), dtype=np.float32)
+    src = cuda.to_device(host)
+    for name in copy_launches(src, cuda.device_array_like(src)):
+        dst = cuda.to_device(np.zeros_like(host))
+        copy_launches(src, dst)[name]()
+        cuda.synchronize()
+        if not np.array_equal(dst.copy_to_host(), host):
+            raise RuntimeError(f"the {name} did not copy its input: the copy bandwidth "
+                               "cannot be measured on this setup")
+
+
+def measure_copy_bandwidth(n: int = STREAM_N, repeats: int = 20,
+                           batch: int = STREAM_BATCH) -> Ceiling:
+    """Device-to-device copy bandwidth [GB/s] of ``n`` floats (2·n·4 bytes per copy).
+
+    Times every copy of :func:`copy_launches`, interleaved, and returns the fastest; its note
+    lists them all. The copy is the reference a streaming kernel is held against.
+    """
     backend.require_gpu("Measuring copy bandwidth")
     from numba import cuda
 
-    from course.timing import time_launch
+    from course.timing import time_launches
 
     n = _positive_int("n", n)
-    src = cuda.device_array(n, dtype=np.float32)
+    check_copies()
+    src = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
     dst = cuda.device_array(n, dtype=np.float32)
-    timing = time_launch(lambda: dst.copy_to_device(src), "device copy", repeats=repeats,
-                         nbytes=float(copy_bytes(n)))
-    return Ceiling("device-to-device copy bandwidth", timing.gbs, "GB/s", timing,
-                   f"{n:,} floats, 2·n·4 bytes per copy")
+    timings = time_launches(copy_launches(src, dst), repeats=repeats,
+                            nbytes=float(copy_bytes(n)), batch=batch)
+    best = max(timings, key=lambda name: timings[name].gbs)
+    others = ", ".join(f"{name} {t.gbs:,.0f}" for name, t in timings.items())
+    return Ceiling(f"device-to-device copy bandwidth ({best})", timings[best].gbs, "GB/s",
+                   timings[best],
+                   f"{n:,} floats, 2·n·4 bytes per copy; fastest of: {others} GB/s")
 
 
 def _import_cupy() -> Any:
@@ -362,7 +428,8 @@ def _import_cupy() -> Any:
     return cupy
 
 
-def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10) -> Ceiling:
+def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10, batch: int = 3
+                      ) -> Ceiling:
     """FP32 rate [GFLOP/s] of cuBLAS SGEMM on ``size``³ with TF32 off (2·size³ FLOPs)."""
     backend.require_gpu("Measuring the FP32 peak")
     from course.timing import time_launch
@@ -374,7 +441,7 @@ def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10) -> Ceiling:
     B = rng.random((size, size), dtype=cupy.float32)
     C = cupy.empty((size, size), dtype=cupy.float32)
     timing = time_launch(lambda: cupy.matmul(A, B, out=C), f"cuBLAS SGEMM {size}³",
-                         repeats=repeats, flops=2.0 * size**3)
+                         repeats=repeats, flops=2.0 * size**3, batch=batch)
     return Ceiling(f"FP32 rate of cuBLAS SGEMM at {size}³ (TF32 off)", timing.gflops,
                    "GFLOP/s", timing)
 

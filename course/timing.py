@@ -6,6 +6,13 @@ between them is what the GPU spent. The first launch also pays for JIT compilati
 few warm-up launches run first and are not counted. The median of many launches resists
 the odd slow one (another process, a clock change).
 
+A launch from Python also costs the *host* tens of microseconds (argument checks, marshalling).
+If the GPU is idle when the first event is recorded, that event fires at once and the clock
+runs while the host is still preparing the launch, so the host's cost is counted as kernel
+time, a sizeable error for a kernel of a few hundred microseconds. ``batch`` queues
+several launches between one pair of events; the GPU then runs them back to back, only the
+first one's host cost falls inside the clock, and it is shared by all of them.
+
 The simulator cannot time anything: its "GPU" is Python threads. Timing there raises
 :class:`course.backend.NoGPUError` instead of returning a made-up number.
 """
@@ -49,17 +56,22 @@ def _summarise(label: str, times_ms: Sequence[float], flops: float, nbytes: floa
 
 def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
                   warmup: int = 3, flops: float | dict[str, float] = 0.0,
-                  nbytes: float | dict[str, float] = 0.0) -> dict[str, Timing]:
+                  nbytes: float | dict[str, float] = 0.0, batch: int = 1
+                  ) -> dict[str, Timing]:
     """Time several launch functions, interleaved, each with its own pair of CUDA events.
 
     Interleaving (a, b, c, a, b, c, …) exposes all of them to the same clock and thermal
-    state, so their *ratios* are fair even when absolute times drift.
+    state, so their *ratios* are fair even when absolute times drift. Each sample is
+    ``batch`` launches between one pair of events, divided by ``batch`` (see the module
+    docstring: it hides the host's launch cost from short kernels). ``flops`` and ``nbytes``
+    are per launch.
     """
     backend.require_gpu("Timing kernels")
     from numba import cuda
 
-    if repeats < 1 or warmup < 0:
-        raise ValueError(f"repeats must be ≥ 1 and warmup ≥ 0, got {repeats}, {warmup}")
+    if repeats < 1 or warmup < 0 or batch < 1:
+        raise ValueError(f"repeats and batch must be ≥ 1 and warmup ≥ 0, got repeats="
+                         f"{repeats}, batch={batch}, warmup={warmup}")
     for fn in launches.values():
         for _ in range(warmup):
             fn()
@@ -69,10 +81,11 @@ def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
         for name, fn in launches.items():
             start, end = cuda.event(timing=True), cuda.event(timing=True)
             start.record()
-            fn()
+            for _ in range(batch):
+                fn()
             end.record()
             end.synchronize()
-            samples[name].append(cuda.event_elapsed_time(start, end))
+            samples[name].append(cuda.event_elapsed_time(start, end) / batch)
 
     def pick(v: float | dict[str, float], name: str) -> float:
         return v.get(name, 0.0) if isinstance(v, dict) else v
@@ -82,14 +95,15 @@ def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
 
 
 def time_launch(fn: Callable[[], None], label: str = "kernel", *, repeats: int = 20,
-                warmup: int = 3, flops: float = 0.0, nbytes: float = 0.0) -> Timing:
+                warmup: int = 3, flops: float = 0.0, nbytes: float = 0.0, batch: int = 1
+                ) -> Timing:
     """Time one launch function (see :func:`time_launches`)."""
     return time_launches({label: fn}, repeats=repeats, warmup=warmup, flops=flops,
-                         nbytes=nbytes)[label]
+                         nbytes=nbytes, batch=batch)[label]
 
 
 def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, warmup: int = 3,
-              seed: int | None = None) -> dict[str, Timing]:
+              seed: int | None = None, batch: int = 1) -> dict[str, Timing]:
     """Time GEMM kernels (:class:`course.launch.GemmKernel`) on the same fresh random inputs."""
     backend.require_gpu("Timing GEMM kernels")
     from numba import cuda
@@ -112,4 +126,5 @@ def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, war
                 gk.kernel[cfg.grid, cfg.block](dA, dB, dC)
 
         launches[gk.name] = run
-    return time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K)
+    return time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K,
+                         batch=batch)

@@ -270,7 +270,7 @@ def cublas_ms(n: int, repeats: int) -> float | None:
     from course import ceilings
 
     try:
-        return ceilings.measure_fp32_peak(size=n, repeats=repeats).timing.median_ms
+        return ceilings.measure_fp32_peak(size=n, repeats=repeats, batch=1).timing.median_ms
     except ceilings.MissingDependencyError:
         return None
 

@@ -3,6 +3,7 @@
 # this in the repository root; results land in $OUT, or ./gpu-out):
 #   bash scripts/gpu_session.sh bench   # GPU tests, occupancy vs driver, GEMM table, stability
 #   bash scripts/gpu_session.sh class   # the sample class through real `nbgrader autograde`
+#   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -25,6 +26,14 @@ if [ "$PART" = bench ]; then
   python3 scripts/gpu_check_occupancy.py --out "$OUT/occupancy.md" | tail -1
   echo "== benchmarks"; python3 scripts/gpu_bench.py --out "$OUT/bench.md" ${QUICK:+--quick} \
     > "$OUT/bench.log" 2>&1; tail -14 "$OUT/bench.log"
+elif [ "$PART" = roofline ]; then
+  echo "== ceilings"; python3 scripts/gpu_ceilings.py --out "$OUT/ceilings.md" 2>&1 | tail -30
+  echo "== notebooks 00, 04, 05 on this GPU (executed copies in $OUT/executed)"
+  python3 scripts/run_notebooks.py 00 04 05 --out "$OUT/executed" 2>&1 | grep -v "without encryption"
+  echo "== GPU tests"; python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests 2>&1 \
+    | tee "$OUT/pytest-gpu.log" | tail -4
+  echo "== GEMM table, quick (cuBLAS through course.ceilings)"
+  python3 scripts/gpu_bench.py --quick --out "$OUT/bench-quick.md" 2>&1 | tail -16
 else
   echo "== sample class, real nbgrader autograde on this GPU"
   python3 -m autograder.harness demo --json "$OUT/class.json" > "$OUT/class.txt" 2>&1

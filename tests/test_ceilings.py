@@ -24,9 +24,11 @@ from course.ceilings import (
     MissingDependencyError,
     VectorAddCheckError,
     ceilings_for_plot,
+    check_copies,
     check_vector_add,
     compare_with_datasheet,
     copy_bytes,
+    copy_launches,
     measure_bandwidth,
     measure_copy_bandwidth,
     measure_fp32_peak,
@@ -202,6 +204,29 @@ def test_missing_cupy_is_a_clear_error_and_tf32_is_off(monkeypatch):
 def test_measurements_need_a_gpu(measure):
     with pytest.raises(NoGPUError, match="needs a real CUDA GPU"):
         measure()
+
+
+def test_every_reference_copy_really_copies():
+    """The copies the copy ceiling is taken from run (on the simulator here) and copy."""
+    from numba import cuda
+
+    host = np.arange(300, dtype=np.float32)
+    src = cuda.to_device(host)
+    names = list(copy_launches(src, cuda.device_array_like(src)))
+    assert names[:2] == ["cudaMemcpy device to device", "Numba copy kernel"]
+    for name in names:
+        dst = cuda.to_device(np.zeros_like(host))
+        copy_launches(src, dst)[name]()
+        np.testing.assert_array_equal(dst.copy_to_host(), host, err_msg=name)
+    check_copies(257)  # raises if one of them does not copy
+
+
+def test_a_copy_that_does_not_copy_is_refused(monkeypatch):
+    from course import ceilings
+
+    monkeypatch.setattr(ceilings, "copy_launches", lambda src, dst: {"lazy copy": lambda: None})
+    with pytest.raises(RuntimeError, match="the lazy copy did not copy its input"):
+        check_copies(10)
 
 
 # --------------------------------------------------------------------------- check_vector_add

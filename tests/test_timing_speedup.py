@@ -100,8 +100,44 @@ def test_summarise_median_and_rates():
 
 def test_timing_argument_validation(monkeypatch):
     monkeypatch.setattr(backend, "require_gpu", lambda what: Backend("gpu"))
-    with pytest.raises(ValueError, match="repeats must be ≥ 1"):
+    with pytest.raises(ValueError, match="repeats and batch must be ≥ 1"):
         time_launches({"a": lambda: None}, repeats=0)
+    with pytest.raises(ValueError, match="batch=0"):
+        time_launches({"a": lambda: None}, batch=0)
+
+
+def test_a_batch_is_timed_between_one_pair_of_events_and_divided(monkeypatch):
+    """A fake GPU clock: each launch takes 2 ms, plus 0.5 ms of host latency per event pair."""
+    from numba import cuda
+
+    monkeypatch.setattr(backend, "require_gpu", lambda what: Backend("gpu"))
+    clock = {"now": 0.0, "pairs": 0}
+
+    class Event:
+        def record(self):
+            self.at = clock["now"]
+
+        def synchronize(self):
+            pass
+
+    def launch():
+        clock["now"] += 2.0
+
+    def elapsed(start, end):
+        clock["pairs"] += 1
+        return end.at - start.at + 0.5  # the host's launch cost, once per pair of events
+
+    monkeypatch.setattr(cuda, "event", lambda timing=True: Event(), raising=False)
+    monkeypatch.setattr(cuda, "event_elapsed_time", elapsed, raising=False)
+    monkeypatch.setattr(cuda, "synchronize", lambda: None)
+    calls = []
+    got = time_launches({"k": lambda: (calls.append(1), launch())}, repeats=5, warmup=2,
+                        batch=4, nbytes=2e6)["k"]
+    assert len(calls) == 2 + 5 * 4 and clock["pairs"] == 5
+    assert got.median_ms == pytest.approx(2.0 + 0.5 / 4)  # the host cost shared by 4 launches
+    assert got.gbs == pytest.approx(2e6 / (got.median_ms * 1e6))
+    single = time_launches({"k": launch}, repeats=3, warmup=0)["k"]
+    assert single.median_ms == pytest.approx(2.5)  # batch=1 counts all of it
 
 
 # --------------------------------------------------------------------------- verdict logic

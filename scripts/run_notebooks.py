@@ -1,0 +1,88 @@
+"""Run source notebooks top to bottom (solutions included) and keep the executed copies.
+
+    python scripts/run_notebooks.py 00 04 05 --out executed/
+
+This is how the notebooks' GPU branches are run on a GPU machine (scripts/gpu_session.sh
+``notebooks``): every notebook of source/week4 is copied into a scratch assignment folder (they
+read each other, as a student's do), the chosen ones are executed with nbclient, and each
+executed notebook is written to ``--out`` with its outputs and plots. The summary names every
+cell that raised and every graded cell that wrote to stderr (nbgrader would score it 0).
+Exit status 1 if any notebook had either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "source" / "week4"
+
+
+def pick(prefixes: list[str]) -> list[Path]:
+    """The source notebooks whose names start with the given prefixes (all when none)."""
+    notebooks = sorted(SOURCE.glob("*.ipynb"))
+    chosen = [p for p in notebooks if not prefixes or any(p.name.startswith(x) for x in prefixes)]
+    if not chosen:
+        raise SystemExit(f"no notebook in {SOURCE} starts with {prefixes}")
+    return chosen
+
+
+def problems(nb: nbformat.NotebookNode) -> list[str]:
+    """Cells that raised, and graded cells that wrote to stderr."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        graded = cell.metadata.get("nbgrader", {}).get("grade")
+        for out in cell.outputs:
+            if out.output_type == "error":
+                found.append(f"cell {i}: {out.ename}: {out.evalue[:300]}")
+            elif graded and out.output_type == "stream" and out.name == "stderr":
+                found.append(f"cell {i} (graded) wrote to stderr: {out.text[:300]}")
+    return found
+
+
+def run(path: Path, work: Path, out: Path, timeout: int) -> list[str]:
+    nb = nbformat.read(path, as_version=4)
+    started = time.monotonic()
+    # allow_errors: run every cell even after one raised; problems() reports them all.
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(work)}}).execute()
+    nbformat.write(nb, out / path.name)
+    found = problems(nb)
+    status = "ok" if not found else f"{len(found)} problem(s)"
+    print(f"{path.name}: {time.monotonic() - started:.1f} s, {status}", flush=True)
+    for line in found:
+        print(f"  {line}")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefixes", nargs="*", help="e.g. 00 05 (default: every notebook)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for executed copies")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    # The inline backend puts every figure into the executed notebook (Agg would drop them).
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "week4"
+        shutil.copytree(SOURCE, work)
+        for path in pick(args.prefixes):
+            bad += bool(run(work / path.name, work, args.out, args.timeout))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
