@@ -5,9 +5,10 @@ A datasheet roof is what the vendor promises; the roof a kernel actually meets i
 the two numbers of the roofline model on the student's GPU:
 
 * **bandwidth** with the student's own streaming kernel ``vector_add(a, b, c)``: n FLOPs for
-  3·n·4 bytes (read a, read b, write c), launched with 256-thread blocks on ceil(n/256)
-  blocks; and, as the reference a streaming kernel should come close to, the fastest of
-  three device-to-device copies (2·n·4 bytes: every byte read once and written once);
+  3·n·4 bytes (read a, read b, write c), a grid-stride loop launched with 256-thread blocks,
+  at most 32 per SM (:func:`vector_add_launch`); and, as the reference a streaming kernel
+  should come close to, the fastest of three device-to-device copies (2·n·4 bytes: every
+  byte read once and written once);
 * **FP32 peak** with cuBLAS (CuPy's ``matmul``) on a large square product with TF32 off, so
   that it is plain FP32 arithmetic like our kernels.
 
@@ -40,6 +41,7 @@ from course.timing import Timing
 __all__ = [
     "VECTOR_ADD_AI",
     "VECTOR_ADD_BLOCK",
+    "STREAM_BLOCKS_PER_SM",
     "Ceiling",
     "MissingDependencyError",
     "VectorAddCheckError",
@@ -48,6 +50,7 @@ __all__ = [
     "check_vector_add",
     "compare_with_datasheet",
     "check_copies",
+    "check_grids",
     "copy_bytes",
     "copy_launches",
     "measure_bandwidth",
@@ -57,8 +60,12 @@ __all__ = [
     "vector_add_launch",
 ]
 
-#: threads per block for ``vector_add`` (the grid is ceil(n / 256) blocks).
+#: threads per block for ``vector_add``.
 VECTOR_ADD_BLOCK = 256
+#: the course launches at most this many blocks per SM for a stream; a grid-stride loop lets
+#: each thread take several elements. On the H200, 8 and 32 blocks per SM streamed equally
+#: fast, and 6 % faster than one element per thread (docs/results-gpu.md).
+STREAM_BLOCKS_PER_SM = 32
 #: FLOP/byte of c = a + b in FP32: one addition per 12 bytes moved.
 VECTOR_ADD_AI = 1 / 12
 #: default elements per array: 2²⁷ floats = 512 MiB, far beyond any L2 cache.
@@ -81,10 +88,18 @@ def _positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
-def vector_add_launch(n: int) -> tuple[int, int]:
-    """(blocks, threads per block) for ``vector_add`` over ``n`` elements: (ceil(n/256), 256)."""
+def vector_add_launch(n: int, sm_count: int | None = None) -> tuple[int, int]:
+    """(blocks, threads per block) the course launches ``vector_add`` with over ``n`` elements.
+
+    Blocks of 256 threads, as many as the elements need, but at most 32 per SM: on a big
+    array every thread loops over several elements (the grid-stride loop). ``sm_count``
+    defaults to this GPU's (1 on the simulator, which has no SMs to fill).
+    """
     n = _positive_int("n", n)
-    return math.ceil(n / VECTOR_ADD_BLOCK), VECTOR_ADD_BLOCK
+    if sm_count is None:
+        sm_count = backend.detect().sm_count or 1
+    sm_count = _positive_int("sm_count", sm_count)
+    return min(math.ceil(n / VECTOR_ADD_BLOCK), STREAM_BLOCKS_PER_SM * sm_count), VECTOR_ADD_BLOCK
 
 
 def vector_add_bytes(n: int, bytes_per_element: int = 4) -> int:
@@ -130,9 +145,12 @@ class Ceiling:
 #: sizes for the check: 1 element, around one block, and ragged multi-block sizes.
 GPU_SIZES = (1, 255, 256, 257, 1000, 100_003, 2**20 + 7)
 SIM_SIZES = (1, 257, 700)
-#: guard elements on each side of every array: one whole block, so that even a kernel with no
-#: bounds test (threads up to n + 255) reads and writes only inside the guards on a GPU.
+#: guard elements on each side of every array: one whole block, so that a loop that runs one
+#: step too far reads and writes only inside the guards on a GPU.
 VECTOR_GUARD = VECTOR_ADD_BLOCK
+#: blocks of the grid that calls the kernel with c = a: a stride that divides no size here.
+ALIAS_BLOCKS = 3
+LOOP_HINT = "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))"
 
 
 @dataclass(frozen=True)
@@ -143,9 +161,21 @@ class VectorAddReport:
     backend: str
 
     def __str__(self) -> str:
-        return (f"✓ vector_add is correct for n = {', '.join(f'{n:,}' for n in self.sizes)} "
-                f"(blocks of {VECTOR_ADD_BLOCK}; the last block partly outside the arrays) "
+        return (f"✓ vector_add is correct for n = {', '.join(f'{n:,}' for n in self.sizes)}, "
+                f"on grids of 1 block, {ALIAS_BLOCKS} blocks and one thread per element "
+                f"(blocks of {VECTOR_ADD_BLOCK} threads), and with c the same array as a "
                 f"[{self.backend}]")
+
+
+def check_grids(n: int) -> list[int]:
+    """The grids (numbers of 256-thread blocks) the check launches over ``n`` elements.
+
+    One block (every thread loops over many elements), three blocks (a stride that divides
+    none of the sizes), and one thread per element (the loop runs at most once): a correct
+    grid-stride kernel is right on all of them, whatever grid the course picks.
+    """
+    full = math.ceil(_positive_int("n", n) / VECTOR_ADD_BLOCK)
+    return list(dict.fromkeys([1, ALIAS_BLOCKS, full]))
 
 
 def _require_runnable() -> str:
@@ -172,44 +202,54 @@ def _not_written_yet(exc: BaseException) -> bool:
         f"{type(exc).__name__} {exc}")
 
 
-def _diagnose(n: int, a: np.ndarray, b: np.ndarray, c: np.ndarray, wrote_outside: bool,
-              changed_inputs: str) -> str | None:
-    """What is wrong with c = a + b as computed by the kernel, or None if it is right."""
+def _grid_words(blocks: int) -> str:
+    return f"{_plural(blocks, 'block')} of {VECTOR_ADD_BLOCK} threads"
+
+
+def _diagnose(n: int, blocks: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+              wrote_outside: bool, changed_inputs: str) -> str | None:
+    """What is wrong with c = a + b as computed on ``blocks`` blocks, or None if it is right."""
     from course.checks import C_POISON_BITS
 
+    where = f"for n = {n:,} on {_grid_words(blocks)}"
     if wrote_outside:
-        return (f"for n = {n:,} your kernel wrote past the end of c: the last block has "
-                f"{math.ceil(n / VECTOR_ADD_BLOCK) * VECTOR_ADD_BLOCK - n} threads with no "
-                "element; test `if i < c.size:` before the store")
+        return (f"{where} your kernel wrote past the end of c: the loop must stop before "
+                f"c.size, as `{LOOP_HINT}:` does")
     if changed_inputs:
-        return (f"for n = {n:,} your kernel changed {changed_inputs}: only c is the output; "
-                "read a and b, write c")
+        return f"{where} your kernel changed {changed_inputs}: only c is the output; read a " \
+               "and b, write c"
     unwritten = c.view(np.uint32) == C_POISON_BITS
-    bounds = "the bounds test must be `if i < c.size:` (every i from 0 to n − 1 gets through)"
+    grid = blocks * VECTOR_ADD_BLOCK
     if unwritten.all():
         if n == 1:
-            return (f"for n = 1 c[0] was never written: only thread 0 has an element, and "
-                    f"{bounds}. Does the kernel store c[i] = a[i] + b[i], with the arguments "
-                    "in the order (a, b, c)?")
-        return (f"for n = {n:,} c was never written: does the kernel store c[i] = a[i] + b[i]? "
-                f"The arguments come in the order (a, b, c), and {bounds}.")
+            return (f"{where} c[0] was never written: the loop must include i = 0 and run up "
+                    f"to c.size, as `{LOOP_HINT}:` does, and store c[i] = a[i] + b[i] (the "
+                    "arguments come in the order a, b, c)")
+        return (f"{where} c was never written: does the kernel store c[i] = a[i] + b[i] for "
+                f"every i of `{LOOP_HINT}:`? The arguments come in the order (a, b, c).")
     if unwritten.any():
         first = int(np.argmax(unwritten))
         count = int(unwritten.sum())
-        if first == min(n, VECTOR_ADD_BLOCK) and count == n - first:
-            hint = ("only the first block's elements were written: the index must include the "
-                    "block, i = cuda.grid(1) (= blockIdx.x·blockDim.x + threadIdx.x)")
+        if first == grid and count == n - grid:
+            hint = (f"each thread handled one element, but the grid has only {grid:,} threads "
+                    f"for {n:,} elements. Let every thread go on to i + cuda.gridsize(1), "
+                    f"i + 2·cuda.gridsize(1), …, a grid-stride loop: `{LOOP_HINT}:`")
+        elif first == VECTOR_ADD_BLOCK and count == n - first:
+            hint = ("only the first block's elements were written: start at i = cuda.grid(1) "
+                    "(= blockIdx.x·blockDim.x + threadIdx.x, which includes the block) and "
+                    "step by cuda.gridsize(1), the threads of the whole grid")
         elif count == n - first:
-            hint = f"the last elements are missing: {bounds}"
+            hint = (f"the last elements are missing: the loop must run up to c.size, as "
+                    f"`{LOOP_HINT}:` does")
         else:
-            hint = ("every element needs exactly one thread: i = cuda.grid(1), and "
-                    f"{bounds}")
+            hint = ("every element needs a thread: start at i = cuda.grid(1) and step by "
+                    f"cuda.gridsize(1), `{LOOP_HINT}:`")
         verb = "was" if count == 1 else "were"
-        return (f"for n = {n:,}, {_plural(count, 'element')} of c (the first is c[{first}]) "
-                f"{verb} never written (still NaN): {hint}")
+        return (f"{where}, {_plural(count, 'element')} of c (the first is c[{first}]) {verb} "
+                f"never written (still NaN): {hint}")
     if not np.isfinite(c).all():
         i = int(np.argmax(~np.isfinite(c)))
-        return (f"for n = {n:,} c[{i}] = {c[i]} although a and b are finite: the kernel read "
+        return (f"{where} c[{i}] = {c[i]} although a and b are finite: the kernel read "
                 "outside a or b (the memory around them holds NaN)")
     a64, b64, c64 = a.astype(np.float64), b.astype(np.float64), c.astype(np.float64)
     ref = a64 + b64
@@ -224,67 +264,99 @@ def _diagnose(n: int, a: np.ndarray, b: np.ndarray, c: np.ndarray, wrote_outside
                "2·a[i]": 2 * a64, "2·b[i]": 2 * b64}
     for what, values in guesses.items():
         if np.all(np.abs(c64 - values) <= 2 * np.finfo(np.float32).eps * np.abs(values) + 1e-30):
-            return f"for n = {n:,}: {detail}. Your kernel stores {what}; it should store " \
-                   "a[i] + b[i]"
-    return (f"for n = {n:,}: {detail}. Each thread should add the elements at its own "
-            "index i = cuda.grid(1)")
+            return f"{where}: {detail}. Your kernel stores {what}; it should store a[i] + b[i]"
+    return (f"{where}: {detail}. Each loop step should add the elements at its own index i: "
+            "c[i] = a[i] + b[i]")
+
+
+def _diagnose_aliased(n: int, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> str | None:
+    """With c the same array as a, every element must come out as a + b: added exactly once."""
+    times = np.rint((got.astype(np.float64) - a) / b)  # b ≥ 0.25: how often b was added
+    if np.all(times == 1) and np.array_equal(got, a + b):
+        return None
+    i = int(np.argmax(times != 1)) if np.any(times != 1) else int(np.argmax(got != a + b))
+    where = f"for n = {n:,} on {_grid_words(ALIAS_BLOCKS)}, called with c the same array as a"
+    if times[i] >= 2:
+        return (f"{where}: c[{i}] got b[{i}] added {int(times[i])} times, so more than one "
+                "thread handled that element. Each element needs exactly one thread: start at "
+                "cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole "
+                f"grid (not blockDim.x, not 1): `{LOOP_HINT}:`")
+    return (f"{where}: c[{i}] = {got[i]:.6g}, expected a[{i}] + b[{i}] = {a[i] + b[i]:.6g}. Each "
+            "thread should read a[i] and b[i] and store c[i] at the same index i, once")
+
+
+def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
+    """Launch the student's kernel; turn whatever it raises into a message with a hint."""
+    from numba import cuda
+
+    from course.launch import quiet_numba
+
+    try:
+        with quiet_numba():
+            kernel[blocks, VECTOR_ADD_BLOCK](*arrays)
+        cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - the student's kernel may raise anything
+        if _not_written_yet(exc):
+            raise VectorAddCheckError("vector_add is not written yet: replace "
+                                      "`raise NotImplementedError()` with your kernel") from None
+        raise VectorAddCheckError(
+            f"vector_add failed for n = {n:,} on {_grid_words(blocks)}: "
+            f"{type(exc).__name__}: {exc}. An index out of range means that a thread went past "
+            f"the end of the arrays: loop only while i < c.size, as `{LOOP_HINT}:` does."
+        ) from None
 
 
 def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int | None = None,
                      quiet: bool = False) -> VectorAddReport:
-    """Check a ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
+    """Check a grid-stride ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
 
-    Each size gets fresh random float32 inputs; c starts as a marked NaN (an element never
-    written is recognised as such), and every array sits between guard regions, so a store
-    past the end of c (on a GPU, where nothing raises) or a change to a or b is caught.
+    Each size runs on the grids of :func:`check_grids` with fresh random float32 inputs; c
+    starts as a marked NaN (an element never written is recognised as such), and every array
+    sits between guard regions, so a store past the end of c (on a GPU, where nothing raises)
+    or a change to a or b is caught. Then the kernel runs with c the same array as a: an
+    element that two threads handle comes out as a + 2·b, which catches a wrong stride
+    (blockDim.x, 1) even though its values would otherwise look right. Small sizes go first,
+    so such a kernel fails before a large size could keep it busy for long.
     """
     backend.defer_in_autograde("check_vector_add")
     kind = _require_runnable()
-    from numba import cuda
-
     from course.checks import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS
-    from course.launch import quiet_numba, require_kernel
+    from course.launch import require_kernel
 
     require_kernel(kernel, "vector_add")
-    sizes = tuple(_positive_int("size", n) for n in (sizes or (
-        GPU_SIZES if kind == "gpu" else SIM_SIZES)))
+    sizes = tuple(sorted(_positive_int("size", n) for n in (sizes or (
+        GPU_SIZES if kind == "gpu" else SIM_SIZES))))
     rng = np.random.default_rng(seed if seed is not None else int.from_bytes(os.urandom(8)))
     in_guard = np.full(VECTOR_GUARD, INPUT_GUARD_BITS, dtype=np.uint32).view(np.float32)
     c_guard = np.full(VECTOR_GUARD, C_GUARD, dtype=np.float32)
+    poison_bits = np.uint32(C_POISON_BITS)
     for n in sizes:
         a = rng.uniform(-1, 1, n).astype(np.float32)
         b = rng.uniform(-1, 1, n).astype(np.float32)
         a_dev, da = _guarded_device(a, in_guard)
         b_dev, db = _guarded_device(b, in_guard)
-        poison = np.full(n, C_POISON_BITS, dtype=np.uint32).view(np.float32)
-        c_dev, dc = _guarded_device(poison, c_guard)
-        blocks, threads = vector_add_launch(n)
-        try:
-            with quiet_numba():
-                kernel[blocks, threads](da, db, dc)
-            cuda.synchronize()
-        except Exception as exc:  # noqa: BLE001 - the student's kernel may raise anything
-            if _not_written_yet(exc):
-                raise VectorAddCheckError("vector_add is not written yet: replace "
-                                          "`raise NotImplementedError()` with your kernel"
-                                          ) from None
-            raise VectorAddCheckError(
-                f"vector_add failed for n = {n:,} ({_plural(blocks, 'block')} of {threads} "
-                f"threads): "
-                f"{type(exc).__name__}: {exc}. An index out of range means a missing bounds "
-                "test: threads of the last block have no element, so guard the work with "
-                "`if i < c.size:`."
-            ) from None
-        flat_c = c_dev.copy_to_host()
-        outside = np.concatenate([flat_c[:VECTOR_GUARD], flat_c[VECTOR_GUARD + n:]])
-        changed = [name for name, dev, host in (("a", a_dev, a), ("b", b_dev, b))
-                   if not np.array_equal(dev.copy_to_host()[VECTOR_GUARD:VECTOR_GUARD + n]
-                                         .view(np.uint32),
-                                         host.view(np.uint32))]
-        problem = _diagnose(n, a, b, flat_c[VECTOR_GUARD:VECTOR_GUARD + n],
-                            bool(np.any(outside != C_GUARD)), " and ".join(changed))
-        if problem:
-            raise VectorAddCheckError(f"vector_add: {problem}")
+        for blocks in check_grids(n):
+            c_dev, dc = _guarded_device(np.full(n, poison_bits).view(np.float32), c_guard)
+            _launch_checked(kernel, blocks, n, da, db, dc)
+            flat_c = c_dev.copy_to_host()
+            outside = np.concatenate([flat_c[:VECTOR_GUARD], flat_c[VECTOR_GUARD + n:]])
+            changed = [name for name, dev, host in (("a", a_dev, a), ("b", b_dev, b))
+                       if not np.array_equal(dev.copy_to_host()[VECTOR_GUARD:VECTOR_GUARD + n]
+                                             .view(np.uint32), host.view(np.uint32))]
+            problem = _diagnose(n, blocks, a, b, flat_c[VECTOR_GUARD:VECTOR_GUARD + n],
+                                bool(np.any(outside != C_GUARD)), " and ".join(changed))
+            if problem:
+                raise VectorAddCheckError(f"vector_add: {problem}")
+        if n > VECTOR_ADD_BLOCK:  # below one block no two threads can share an element
+            x = rng.uniform(-1, 1, n).astype(np.float32)
+            y = rng.uniform(0.25, 1, n).astype(np.float32)
+            x_dev, dx = _guarded_device(x, in_guard)
+            _, dy = _guarded_device(y, in_guard)
+            _launch_checked(kernel, ALIAS_BLOCKS, n, dx, dy, dx)
+            problem = _diagnose_aliased(n, x, y, x_dev.copy_to_host()[VECTOR_GUARD:
+                                                                      VECTOR_GUARD + n])
+            if problem:
+                raise VectorAddCheckError(f"vector_add: {problem}")
     report = VectorAddReport(sizes, kind)
     if not quiet:
         print(report)
@@ -304,7 +376,7 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
                       batch: int = STREAM_BATCH) -> Ceiling:
     """DRAM bandwidth [GB/s] reached by a ``vector_add(a, b, c)`` kernel over ``n`` floats.
 
-    Bytes are reads plus writes, 3·n·4; the launch is ceil(n/256) blocks of 256 threads.
+    Bytes are reads plus writes, 3·n·4; the launch is :func:`vector_add_launch`'s.
     The kernel's result is checked once before timing, so a kernel that skips work cannot
     report an impossible bandwidth.
     """
@@ -335,7 +407,7 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
     timing = time_launch(run, "vector add", repeats=repeats, flops=float(n),
                          nbytes=float(vector_add_bytes(n)), batch=batch)
     return Ceiling("bandwidth of your vector_add", timing.gbs, "GB/s", timing,
-                   f"{n:,} floats per array, 3·n·4 bytes per launch")
+                   f"{n:,} floats per array, 3·n·4 bytes per launch, {_grid_words(blocks)}")
 
 
 def copy_launches(src: Any, dst: Any) -> dict[str, Any]:

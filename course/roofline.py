@@ -32,6 +32,8 @@ PERF_LABEL = "Performance [GFLOP/s]"
 # Shading for the classic "two bandwidths, one peak" lecture figure.
 _REGION_COLORS = ("tab:blue", "tab:purple", "tab:red")
 _REGION_ALPHA = 0.12
+# Labels sit on a faint white box, so a roof line passing behind one does not hide it.
+_LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75}
 
 
 def _check_positive(name: str, value: float) -> None:
@@ -139,6 +141,7 @@ def plot_roofline(
     if title:
         ax.set_title(title)
     ax.legend(loc="lower right", fontsize="small")
+    _separate_labels(ax)
     return ax
 
 
@@ -159,6 +162,7 @@ def _draw_roof(ax: Axes, roof: Roof, color: str, lo: float, hi: float) -> None:
         ax.annotate(
             f"ridge: {_fmt(ridge)} FLOP/B", (ridge, roof.peak_gflops), xytext=(0, 8),
             textcoords="offset points", ha="center", color=color, fontsize=9,
+            gid="ridge-label", bbox=_LABEL_BOX,
         )
 
 
@@ -176,8 +180,52 @@ def _draw_point(ax: Axes, point: KernelPoint, roofs: list[Roof], color: str) -> 
     ax.annotate(
         f"{point.label}: {pct:.0f}% of {where}", (point.ai, point.gflops),
         xytext=(7, -4), textcoords="offset points", color=color, fontsize=9,
-        fontweight="bold",
+        fontweight="bold", gid="kernel-label", bbox=_LABEL_BOX,
     )
+
+
+def _separate_labels(ax: Axes) -> None:
+    """Move ridge and kernel labels apart so that none covers another label or a marker.
+
+    Where a label lands on screen is known only after a draw (the layout engine sizes the
+    axes), so the figure is drawn once. Then, one label at a time, each takes the first
+    free place among its candidates: a kernel label right of its marker, else left of it,
+    else further down on the right, then on the left; a ridge label above its marker, else
+    further up. "Free" means inside the axes and over no marker or label placed before it,
+    so kernels with close intensities and speeds (tiles 16 and 32, say) stay readable.
+    """
+    fig = ax.figure
+    labels = [t for gid in ("ridge-label", "kernel-label") for t in ax.texts if t.get_gid() == gid]
+    for text in labels:
+        text.set_in_layout(False)  # moving a label must not resize the axes again
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+    except Exception:  # noqa: BLE001 - a canvas that cannot draw off-screen: keep the defaults
+        return
+    frame = ax.get_window_extent(renderer)
+    taken = [line.get_window_extent(renderer).padded(2) for line in ax.lines
+             if line.get_gid() in ("ridge", "kernel")]
+
+    def fits(box) -> bool:
+        return (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+                and box.y1 <= frame.y1 and not any(box.overlaps(other) for other in taken))
+
+    for text in labels:
+        step = text.get_fontsize()
+        if text.get_gid() == "ridge-label":
+            candidates = [((0, 8 + k * step), "center") for k in range(8)]
+        else:
+            candidates = [((side * 7, -4 - k * step), "left" if side > 0 else "right")
+                          for k in range(8) for side in (1, -1)]
+        first = (text.xyann, text.get_horizontalalignment())
+        for offset, align in [*candidates, first]:  # nothing free: back to the first choice
+            text.xyann = offset
+            text.set_horizontalalignment(align)
+            box = text.get_window_extent(renderer)
+            if fits(box):
+                break
+        taken.append(box.padded(1))
 
 
 def _shade_regions(ax: Axes, roofs: list[Roof], lo: float, hi: float) -> None:

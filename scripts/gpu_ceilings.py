@@ -10,8 +10,10 @@ Three parts, all timed with course.timing (CUDA events, warm-up, medians):
 2. a diagnosis table, every streaming kernel interleaved in one run, once with one launch per
    pair of CUDA events and once with ``course.ceilings.STREAM_BATCH`` launches: the gap
    between the two columns is the host's launch cost that a single launch counts as GPU time;
-3. two vector-add variants that a student could write, for information (grid-stride loop,
-   32-bit index): do they change the bandwidth?
+3. in the same table, other ways to run vector add, for information: the solution on other
+   grids (8 blocks per SM; one thread per element, where its loop runs once), last week's
+   one-element-per-thread kernel without a loop (with 256- and 1024-thread blocks), and
+   CuPy's own add: where does the gap to the copy come from?
 """
 
 from __future__ import annotations
@@ -34,23 +36,15 @@ from course import backend, ceilings, devices  # noqa: E402
 
 BAR = 0.80
 
-from numba import cuda, int32  # noqa: E402  (after course, which picks GPU or simulator)
+from numba import cuda  # noqa: E402  (after course, which picks GPU or simulator)
 
 
-# Two other ways to write vector add, for information (module level: the simulator swaps the
-# cuda module through a kernel's globals).
+# The one-element-per-thread way, for comparison (module level: the simulator swaps the cuda
+# module through a kernel's globals).
 @cuda.jit
-def grid_stride(a, b, c):
-    start = cuda.grid(1)
-    step = cuda.gridsize(1)
-    for i in range(start, c.size, step):
-        c[i] = a[i] + b[i]
-
-
-@cuda.jit
-def index32(a, b, c):
-    i = int32(cuda.blockIdx.x) * int32(cuda.blockDim.x) + int32(cuda.threadIdx.x)
-    if i < int32(c.size):
+def one_per_thread(a, b, c):
+    i = cuda.grid(1)
+    if i < c.size:
         c[i] = a[i] + b[i]
 
 
@@ -81,15 +75,26 @@ def streaming_table(vector_add, n: int, repeats: int) -> list[str]:
     blocks, threads = ceilings.vector_add_launch(n)
     sms = backend.detect().sm_count or 1
 
-    def launch(kernel, grid):
+    def launch(kernel, grid, block=threads):
         def run() -> None:
             with quiet_numba():
-                kernel[grid, threads](da, db, dc)
+                kernel[grid, block](da, db, dc)
         return run
 
-    adds = {"vector add (solution, one element per thread)": launch(vector_add, blocks),
-            "vector add, 32-bit index": launch(index32, blocks),
-            "vector add, grid-stride loop (32 blocks per SM)": launch(grid_stride, 32 * sms)}
+    full = -(-n // threads)
+    adds = {f"vector add (solution: grid-stride, {blocks:,} blocks = 32 per SM)":
+            launch(vector_add, blocks),
+            f"vector add (solution), {8 * sms:,} blocks = 8 per SM": launch(vector_add, 8 * sms),
+            f"vector add (solution), {full:,} blocks = one thread per element":
+            launch(vector_add, full),
+            "one element per thread, no loop, blocks of 256": launch(one_per_thread, full),
+            "one element per thread, no loop, blocks of 1024":
+            launch(one_per_thread, -(-n // 1024), 1024)}
+    with contextlib.suppress(ceilings.MissingDependencyError):
+        cupy = ceilings._import_cupy()
+        ca, cb, cc = cupy.asarray(da), cupy.asarray(db), cupy.asarray(dc)
+        adds["CuPy add (cupy.add, the library's elementwise kernel)"] = (
+            lambda: cupy.add(ca, cb, out=cc))
     for name, run in adds.items():  # every variant must be right before it is timed
         dc.copy_to_device(np.zeros(n, np.float32))
         run()

@@ -3,6 +3,7 @@
 # this in the repository root; results land in $OUT, or ./gpu-out):
 #   bash scripts/gpu_session.sh bench   # GPU tests, occupancy vs driver, GEMM table, stability
 #   bash scripts/gpu_session.sh class   # the sample class through real `nbgrader autograde`
+#                                       # (ONLY_STUDENTS="ada_correct …": just those)
 #   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
@@ -35,10 +36,18 @@ elif [ "$PART" = roofline ]; then
   echo "== GEMM table, quick (cuBLAS through course.ceilings)"
   python3 scripts/gpu_bench.py --quick --out "$OUT/bench-quick.md" 2>&1 | tail -16
 else
-  echo "== sample class, real nbgrader autograde on this GPU"
-  python3 -m autograder.harness demo --json "$OUT/class.json" > "$OUT/class.txt" 2>&1
+  echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
+  if [ -n "${ONLY_STUDENTS:-}" ]; then  # a part of the class, to fit a short GPU call
+    rm -rf submitted autograded feedback gradebook.db
+    python3 -m autograder.harness release > "$OUT/class.txt" 2>&1
+    python3 -c "from pathlib import Path; from autograder.harness import stage_samples; stage_samples(Path.cwd())"
+    for d in submitted/*; do case " $ONLY_STUDENTS " in *" ${d#submitted/} "*) ;; *) rm -rf "$d";; esac; done
+    python3 -m autograder.harness grade --json "$OUT/class.json" >> "$OUT/class.txt" 2>&1
+  else
+    python3 -m autograder.harness demo --json "$OUT/class.json" > "$OUT/class.txt" 2>&1
+  fi
   tail -20 "$OUT/class.txt" | cut -c1-110
-  python3 scripts/compare_scores.py "$OUT/class.json" --gpu | tee "$OUT/compare.txt" | tail -4
+  python3 scripts/compare_scores.py "$OUT/class.json" --gpu ${ONLY_STUDENTS:+--only-present} | tee "$OUT/compare.txt" | tail -4
   python3 - "$OUT" <<'PY'
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1]); rows = {}

@@ -25,6 +25,7 @@ from course.ceilings import (
     VectorAddCheckError,
     ceilings_for_plot,
     check_copies,
+    check_grids,
     check_vector_add,
     compare_with_datasheet,
     copy_bytes,
@@ -52,42 +53,64 @@ on_simulator = pytest.mark.skipif(backend.detect().kind == "gpu",
 
 @cuda.jit
 def vector_add(a, b, c):
+    for i in range(cuda.grid(1), c.size, cuda.gridsize(1)):
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def one_element_per_thread(a, b, c):  # last week's habit: no loop
     i = cuda.grid(1)
     if i < c.size:
         c[i] = a[i] + b[i]
 
 
 @cuda.jit
-def no_bounds_test(a, b, c):
+def loop_one_too_far(a, b, c):
     i = cuda.grid(1)
-    c[i] = a[i] + b[i]
+    while i <= c.size:
+        c[i] = a[i] + b[i]
+        i += cuda.gridsize(1)
 
 
 @cuda.jit
 def subtracts(a, b, c):
-    i = cuda.grid(1)
-    if i < c.size:
+    for i in range(cuda.grid(1), c.size, cuda.gridsize(1)):
         c[i] = a[i] - b[i]
 
 
 @cuda.jit
-def thread_index_only(a, b, c):
-    i = cuda.threadIdx.x
-    if i < c.size:
+def thread_index_only(a, b, c):  # starts at threadIdx: later blocks redo block 0's elements
+    for i in range(cuda.threadIdx.x, c.size, cuda.gridsize(1)):
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def every_block_does_everything(a, b, c):  # right values, each element done once per block
+    for i in range(cuda.threadIdx.x, c.size, cuda.blockDim.x):
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def block_stride(a, b, c):  # right values, but blocks overlap: elements done several times
+    for i in range(cuda.grid(1), c.size, cuda.blockDim.x):
+        c[i] = a[i] + b[i]
+
+
+@cuda.jit
+def unit_stride(a, b, c):  # right values, each thread runs to the end: n²/2 work
+    for i in range(cuda.grid(1), c.size):
         c[i] = a[i] + b[i]
 
 
 @cuda.jit
 def writes_into_a(a, b, c):
-    i = cuda.grid(1)
-    if i < c.size:
+    for i in range(cuda.grid(1), c.size, cuda.gridsize(1)):
         a[i] = a[i] + b[i]
 
 
 @cuda.jit
 def off_by_one(a, b, c):
-    i = cuda.grid(1)
-    if i < c.size - 1:
+    for i in range(cuda.grid(1), c.size - 1, cuda.gridsize(1)):
         c[i] = a[i] + b[i]
 
 
@@ -104,10 +127,12 @@ def _timing(ms: float = 1.0) -> Timing:
 
 
 def test_launch_and_byte_counts():
-    assert vector_add_launch(1) == (1, 256)
-    assert vector_add_launch(256) == (1, 256)
-    assert vector_add_launch(257) == (2, 256)
-    assert vector_add_launch(2**27) == (2**19, 256)
+    assert vector_add_launch(1, sm_count=132) == (1, 256)
+    assert vector_add_launch(256, sm_count=132) == (1, 256)
+    assert vector_add_launch(257, sm_count=132) == (2, 256)
+    assert vector_add_launch(2**27, sm_count=132) == (32 * 132, 256)  # grid-stride beyond
+    assert vector_add_launch(2**27, sm_count=40) == (32 * 40, 256)
+    assert vector_add_launch(10_000) == (32, 256)  # the simulator counts as one SM
     assert vector_add_bytes(1000) == 12_000
     assert vector_add_bytes(1000, bytes_per_element=8) == 24_000
     assert copy_bytes(1000) == 8_000
@@ -233,17 +258,28 @@ def test_a_copy_that_does_not_copy_is_refused(monkeypatch):
 
 
 def test_check_vector_add_passes_a_correct_kernel(capsys):
-    report = check_vector_add(vector_add, sizes=(1, 257, 600), seed=1)
-    assert report.sizes == (1, 257, 600)
-    assert "✓ vector_add is correct" in capsys.readouterr().out
+    report = check_vector_add(vector_add, sizes=(600, 1, 257), seed=1)
+    assert report.sizes == (1, 257, 600)  # small sizes first
+    out = capsys.readouterr().out
+    assert "✓ vector_add is correct" in out and "c the same array as a" in out
+
+
+def test_check_grids_cover_one_block_an_odd_grid_and_one_thread_per_element():
+    assert check_grids(1) == [1, 3]
+    assert check_grids(257) == [1, 3, 2]
+    assert check_grids(10_000) == [1, 3, 40]
 
 
 @pytest.mark.parametrize(("kernel", "message"), [
-    (no_bounds_test, "`if i < c.size:`"),  # simulator: index error; GPU: guard overwritten
+    (one_element_per_thread, "each thread handled one element, but the grid has only 256"),
+    (loop_one_too_far, "loop only while i < c.size"),  # simulator: index error
     (subtracts, "Your kernel stores a[i] − b[i]"),
     (thread_index_only, "only the first block's elements were written"),
+    (every_block_does_everything, "added 3 times, so more than one thread handled that"),
+    (block_stride, "not blockDim.x, not 1"),
+    (unit_stride, "more than one thread handled that element"),
     (writes_into_a, "your kernel changed a"),
-    (off_by_one, "the bounds test must be `if i < c.size:`"),
+    (off_by_one, "run up to c.size"),
     (not_written, "not written yet"),
 ], ids=lambda x: getattr(x, "__name__", "")[:20] if callable(x) else "")
 def test_check_vector_add_fails_wrong_kernels_with_a_hint(kernel, message):
@@ -252,17 +288,27 @@ def test_check_vector_add_fails_wrong_kernels_with_a_hint(kernel, message):
     assert message in str(info.value)
 
 
-def test_check_vector_add_finds_the_missing_tail(capsys):
+def test_check_vector_add_finds_the_missing_tail():
     with pytest.raises(VectorAddCheckError, match="the last elements are missing"):
         check_vector_add(off_by_one, sizes=(300,), seed=3, quiet=True)
 
 
 def test_diagnosis_of_a_store_past_the_end():
-    """On a GPU nothing raises: a missing bounds test shows up as a changed guard region."""
+    """On a GPU nothing raises: a loop that runs too far shows up as a changed guard region."""
     a = np.ones(3, dtype=np.float32)
-    message = ceilings._diagnose(3, a, a, a + a, wrote_outside=True, changed_inputs="")
-    assert "wrote past the end of c" in message and "253 threads" in message
-    assert ceilings._diagnose(3, a, a, a + a, wrote_outside=False, changed_inputs="") is None
+    message = ceilings._diagnose(3, 1, a, a, a + a, wrote_outside=True, changed_inputs="")
+    assert "wrote past the end of c" in message and "range(cuda.grid(1), c.size" in message
+    assert ceilings._diagnose(3, 1, a, a, a + a, wrote_outside=False, changed_inputs="") is None
+
+
+def test_diagnosis_of_an_element_added_twice():
+    a = np.zeros(4, dtype=np.float32)
+    b = np.full(4, 0.5, dtype=np.float32)
+    assert ceilings._diagnose_aliased(4, a, b, a + b) is None
+    twice = a + b
+    twice[2] += b[2]
+    message = ceilings._diagnose_aliased(4, a, b, twice)
+    assert "c[2] got b[2] added 2 times" in message
 
 
 def test_check_vector_add_wants_a_kernel():

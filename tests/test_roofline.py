@@ -152,6 +152,32 @@ def test_ridge_and_percent_annotations():
     assert "tiled 32: 41% of roof" in texts
 
 
+def test_crowded_labels_do_not_cover_each_other_or_leave_the_axes():
+    """The H200 run of notebook 05: tiles 16 and 32 close together, cuBLAS at the right edge,
+    two ridges 12.5 and 13.9 FLOP/byte apart by a hair. Every label must stay readable."""
+    roofs = [Roof("measured", 50_890.0, 4_068.0), Roof("datasheet", 66_900.0, 4_800.0)]
+    points = [KernelPoint("vector add", 1 / 12, 274.0), KernelPoint("naive", 0.25, 1_316.0),
+              KernelPoint("tiled 8", 1.996, 5_046.0), KernelPoint("tiled 16", 3.984, 7_841.0),
+              KernelPoint("tiled 32", 7.938, 8_077.0), KernelPoint("cuBLAS", 341.3, 48_936.0)]
+    fig, ax = plt.subplots(figsize=(10, 6), layout="constrained")
+    plot_roofline(roofs, points, ax=ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.texts if t.get_gid() in ("ridge-label", "kernel-label")]
+    assert len(labels) == 8
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    frame = ax.get_window_extent(renderer)
+    for i, box in enumerate(boxes):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, labels[i].get_text()
+        for j in range(i):
+            assert not box.overlaps(boxes[j]), (labels[i].get_text(), labels[j].get_text())
+    markers = [line.get_window_extent(renderer) for line in ax.lines
+               if line.get_gid() in ("ridge", "kernel")]
+    for text, box in zip(labels, boxes, strict=True):
+        assert not any(box.overlaps(m) for m in markers), text.get_text()
+    plt.close(fig)
+
+
 def test_percent_is_against_first_roof_when_several():
     ax = plot_roofline([ROOF, Roof("fast", 1000.0, 400.0)], [KernelPoint("k", 1.0, 50.0)])
     assert "k: 50% of toy roof" in [t.get_text() for t in ax.texts]

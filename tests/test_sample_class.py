@@ -100,3 +100,13 @@ def test_student_code_could_not_see_the_instructors_files(graded) -> None:
                     outputs.append("".join(text) if isinstance(text, list) else text)
     seen = "".join(outputs)
     assert "instructor files found: 0" in seen, seen[-500:]
+
+
+def test_a_kernel_without_the_grid_stride_loop_is_told_how_to_fix_it(graded) -> None:
+    course, _, _ = graded
+    import html
+
+    page = course / "feedback" / "nia_one_thread_per_element" / "week4" / "05_roofline.html"
+    plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+    assert "each thread handled one element, but the grid has only 256 threads" in plain
+    assert "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))" in plain
