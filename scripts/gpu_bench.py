@@ -13,30 +13,21 @@ Everything is timed with course.timing (CUDA events, warm-up, medians, interleav
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import platform
 import statistics
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # gpu_common, also when imported by the tests
 sys.setswitchinterval(5e-4)
+
+from gpu_common import cublas_ms, versions  # noqa: E402
 
 import course  # noqa: E402,F401
 from course import backend  # noqa: E402
-
-
-def versions() -> str:
-    names = ["numba", "numba-cuda", "numpy", "cupy-cuda13x", "cupy-cuda12x", "nbgrader"]
-    found = []
-    for n in names:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            found.append(f"{n} {metadata.version(n)}")
-    return ", ".join(found) + f", Python {platform.python_version()}"
 
 
 def kernels() -> dict:
@@ -79,14 +70,6 @@ def gemm_table(k: dict, sizes: list[int], repeats: int, batch: int = 1) -> list[
     return lines
 
 
-def cublas_ms(n: int, repeats: int, batch: int = 1) -> float | None:
-    """cuBLAS SGEMM (TF32 off) at n³: the course's own measurement, None without CuPy."""
-    from course import ceilings
-
-    try:
-        return ceilings.measure_fp32_peak(size=n, repeats=repeats, batch=batch).timing.median_ms
-    except ceilings.MissingDependencyError:
-        return None
 
 
 def stability(k: dict, runs: int) -> list[str]:

@@ -20,22 +20,22 @@ On the simulator (no GPU) the script checks every rung on tiny shapes and times 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import platform
 import re
 import sys
 import textwrap
 import time
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # gpu_common, also when imported by the tests
 sys.setswitchinterval(5e-4)  # the simulator's Python threads hand over faster
 os.environ.setdefault("CUPY_TF32", "0")  # cuBLAS in FP32, not TF32 (read when cupy loads)
+
+from gpu_common import cublas_ms, versions  # noqa: E402
 
 import course  # noqa: E402,F401  (GPU or simulator, before numba)
 from course import backend  # noqa: E402
@@ -257,22 +257,8 @@ def notebook_factory(path: Path, name: str) -> Any:
 # Measuring.
 
 
-def versions() -> str:
-    found = []
-    for n in ("numba", "numba-cuda", "numpy", "cupy-cuda13x", "cupy-cuda12x"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            found.append(f"{n} {metadata.version(n)}")
-    return ", ".join(found) + f", Python {platform.python_version()}"
 
 
-def cublas_ms(n: int, repeats: int) -> float | None:
-    """cuBLAS SGEMM (TF32 off) at n³: the course's own measurement, None without CuPy."""
-    from course import ceilings
-
-    try:
-        return ceilings.measure_fp32_peak(size=n, repeats=repeats, batch=1).timing.median_ms
-    except ceilings.MissingDependencyError:
-        return None
 
 
 def ptx_report(rungs: list[tuple[Rung, Any]], folder: Path) -> None:

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import platform
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # gpu_common, also when imported by the tests
 
 import numpy as np  # noqa: E402
+from gpu_common import versions  # noqa: E402
 
 import course  # noqa: E402,F401
 from course import backend, ceilings, devices  # noqa: E402
@@ -48,12 +48,6 @@ def one_per_thread(a, b, c):
         c[i] = a[i] + b[i]
 
 
-def versions() -> str:
-    found = []
-    for n in ("numba", "numba-cuda", "numpy", "cupy-cuda13x", "cupy-cuda12x"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            found.append(f"{n} {metadata.version(n)}")
-    return ", ".join(found) + f", Python {platform.python_version()}"
 
 
 def solution_vector_add():

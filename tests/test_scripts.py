@@ -1,0 +1,81 @@
+"""The GPU scripts and the notebook runner work here too, as far as no GPU is needed.
+
+Their GPU paths ran on the H200 (docs/results-gpu.md); these tests keep the rest from rotting
+between GPU sessions: imports, the extra vector-add kernel, the "needs a GPU" exit, and the
+runner's report of failing cells.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
+from course import backend
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_versions_line_names_the_packages():
+    common = load_script("gpu_common")
+    line = common.versions()
+    assert "numba" in line and "numpy" in line and line.rstrip().split()[-2] == "Python"
+
+
+@pytest.mark.skipif(backend.detect().kind == "gpu", reason="checks the behaviour without a GPU")
+def test_ceilings_script_without_a_gpu(capsys, monkeypatch):
+    from numba import cuda
+
+    script = load_script("gpu_ceilings")
+    a = np.arange(600, dtype=np.float32)
+    b = np.ones(600, dtype=np.float32)
+    c = cuda.device_array(600, np.float32)
+    script.one_per_thread[3, 256](cuda.to_device(a), cuda.to_device(b), c)
+    np.testing.assert_array_equal(c.copy_to_host(), a + b)
+    vector_add = script.solution_vector_add()  # the notebook-05 solution, as the grader reads it
+    c = cuda.device_array(600, np.float32)
+    vector_add[1, 256](cuda.to_device(a), cuda.to_device(b), c)
+    np.testing.assert_array_equal(c.copy_to_host(), a + b)
+    monkeypatch.setattr(sys, "argv", ["gpu_ceilings.py"])
+    assert script.main() == 0
+    assert "needs a GPU" in capsys.readouterr().out
+
+
+def test_notebook_runner_reports_errors_and_graded_stderr():
+    runner = load_script("run_notebooks")
+    nb = nbformat.v4.new_notebook()
+    ok = nbformat.v4.new_code_cell("x = 1")
+    ok.outputs = [nbformat.v4.new_output("stream", name="stdout", text="fine\n")]
+    broken = nbformat.v4.new_code_cell("1 / 0")
+    broken.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError",
+                                             evalue="division by zero", traceback=[])]
+    graded = nbformat.v4.new_code_cell("check()")
+    graded.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "points": 1}
+    graded.outputs = [nbformat.v4.new_output("stream", name="stderr", text="Warning: slow\n")]
+    ungraded = nbformat.v4.new_code_cell("warn()")
+    ungraded.outputs = [nbformat.v4.new_output("stream", name="stderr", text="Warning\n")]
+    nb.cells = [ok, broken, graded, ungraded]
+    found = runner.problems(nb)
+    assert found == ["cell 1: ZeroDivisionError: division by zero",
+                     "cell 2 (graded) wrote to stderr: Warning: slow\n"]
+
+
+def test_notebook_runner_picks_by_prefix():
+    runner = load_script("run_notebooks")
+    assert [p.name for p in runner.pick(["05"])] == ["05_roofline.ipynb"]
+    assert len(runner.pick([])) == len(list((ROOT / "source" / "week4").glob("*.ipynb")))
+    with pytest.raises(SystemExit, match="no notebook"):
+        runner.pick(["99"])
