@@ -55,11 +55,11 @@ def build_release(root: Path) -> None:
     nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
 
 
-def stage_samples(root: Path) -> list[str]:
-    """Write the sample class into submitted/ (replacing what a previous demo left)."""
+def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:
+    """Write the sample class (or ``only`` those students) into submitted/, replacing what a
+    previous demo left."""
     shutil.rmtree(root / "submitted", ignore_errors=True)
-    students = samples.build_class(root, root / "submitted")
-    return students
+    return samples.build_class(root, root / "submitted", only)
 
 
 @dataclass
@@ -205,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["release", "demo", "grade", "table"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
+    parser.add_argument("--students", help="demo: only these sample students, comma-separated "
+                        "(default: the whole class)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     os.chdir(root)
@@ -213,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             reset_grading_state(root)
         build_release(root)
     if args.command == "demo":
-        students = stage_samples(root)
+        students = stage_samples(root, args.students.split(",") if args.students else None)
         print(f"staged {len(students)} sample submissions in submitted/", flush=True)
     if args.command in ("demo", "grade"):
         autograde_all(root)

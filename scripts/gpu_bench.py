@@ -31,7 +31,7 @@ from course import backend  # noqa: E402
 
 
 def kernels() -> dict:
-    from autograder.samples import solution_cells, students
+    from autograder.samples import sample_students, solution_cells
     from course.kernel_source import bundle_from_cells
 
     naive_src = solution_cells(ROOT, "02_naive_gemm")
@@ -39,7 +39,7 @@ def kernels() -> dict:
     ns = bundle_from_cells(naive_src, {"gemm_naive"}).load()
     nt = bundle_from_cells(tiled_src, {"make_gemm_tiled"}).load()
     out = {"gemm_naive": ns["gemm_naive"], "make_gemm_tiled": nt["make_gemm_tiled"]}
-    slow = students().get("ivy_global_inner_loop")
+    slow = sample_students().get("ivy_global_inner_loop")
     if slow is not None:
         src = tiled_src + list(slow.ANSWERS["03_tiled_gemm"].values())
         out["slow_tiled"] = bundle_from_cells(src, {"make_gemm_tiled"}).load()["make_gemm_tiled"]
@@ -68,8 +68,6 @@ def gemm_table(k: dict, sizes: list[int], repeats: int, batch: int = 1) -> list[
             lines.append(f"| {n}³ | cuBLAS SGEMM (cupy.matmul, TF32 off) | {cub:.3f} | {gf:,.0f}"
                          f" | {base / cub:.1f}× |")
     return lines
-
-
 
 
 def stability(k: dict, runs: int) -> list[str]:

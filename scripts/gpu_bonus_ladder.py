@@ -257,10 +257,6 @@ def notebook_factory(path: Path, name: str) -> Any:
 # Measuring.
 
 
-
-
-
-
 def ptx_report(rungs: list[tuple[Rung, Any]], folder: Path) -> None:
     """Write each rung's PTX and count what matters in it (needs NVVM, not a GPU)."""
     from numba import cuda

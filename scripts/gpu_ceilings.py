@@ -48,8 +48,6 @@ def one_per_thread(a, b, c):
         c[i] = a[i] + b[i]
 
 
-
-
 def solution_vector_add():
     from autograder.samples import solution_cells
     from course.kernel_source import bundle_from_cells
@@ -76,7 +74,8 @@ def streaming_table(vector_add, n: int, repeats: int) -> list[str]:
         return run
 
     full = -(-n // threads)
-    adds = {f"vector add (solution: grid-stride, {blocks:,} blocks = 32 per SM)":
+    per_sm = ceilings.STREAM_BLOCKS_PER_SM
+    adds = {f"vector add (solution: grid-stride, {blocks:,} blocks = {per_sm} per SM)":
             launch(vector_add, blocks),
             f"vector add (solution), {8 * sms:,} blocks = 8 per SM": launch(vector_add, 8 * sms),
             f"vector add (solution), {full:,} blocks = one thread per element":

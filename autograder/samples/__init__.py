@@ -21,6 +21,7 @@ import importlib
 import json
 import pkgutil
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,8 +31,12 @@ from autograder.config import ASSIGNMENT
 _MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 
 
-def students() -> dict[str, ModuleType]:
-    """Every sample student, by id (the file name)."""
+def sample_students() -> dict[str, ModuleType]:
+    """Every sample student, by id (the file name).
+
+    (Not called `students`: importing the subpackage `students` rebinds that name on this
+    package, which would hide a function of the same name after its first call.)
+    """
     pkg = importlib.import_module(f"{__name__}.students")
     return {m.name: importlib.import_module(f"{pkg.__name__}.{m.name}")
             for m in pkgutil.iter_modules(pkg.__path__)}
@@ -85,11 +90,21 @@ def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any
     return nb
 
 
-def build_class(root: Path, submitted: Path) -> list[str]:
-    """Write every sample student's submission under ``submitted/<id>/week4``."""
+def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) -> list[str]:
+    """Write the sample students' submissions under ``submitted/<id>/week4``.
+
+    ``only``: just these students (a part of the class, e.g. for a short GPU run).
+    """
     released = sorted(p.stem for p in (root / "release" / ASSIGNMENT).glob("*.ipynb"))
+    everyone = sample_students()
+    unknown = sorted(set(only or ()) - set(everyone))
+    if unknown:
+        raise ValueError(f"no sample student called {', '.join(unknown)}; the class is "
+                         f"{', '.join(sorted(everyone))}")
     ids = []
-    for sid, spec in sorted(students().items()):
+    for sid, spec in sorted(everyone.items()):
+        if only and sid not in only:
+            continue
         wanted = released if spec.NOTEBOOKS == "all" else spec.NOTEBOOKS
         folder = submitted / sid / ASSIGNMENT
         folder.mkdir(parents=True, exist_ok=True)
@@ -103,7 +118,7 @@ def build_class(root: Path, submitted: Path) -> list[str]:
 def expected_scores(gpu: bool = False) -> dict[str, dict[str, float]]:
     """What each sample student should score, per notebook."""
     out = {}
-    for sid, spec in students().items():
+    for sid, spec in sample_students().items():
         exp = dict(spec.EXPECTED)
         if gpu:
             exp.update(getattr(spec, "EXPECTED_GPU", {}))
