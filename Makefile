@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	@# jsonschema imports rfc3987-syntax (an optional extra that jupyter-events pulls in) when it
+	@# is installed, and that builds a grammar at import time: 5-25 s in EVERY process that
+	@# imports nbformat (each nbgrader command, each trusted check). Nothing here needs it.
+	$(BIN)/python -m pip uninstall -y -q rfc3987-syntax
 	touch $(STAMP)
 
 install: $(STAMP) system-deps

@@ -377,14 +377,15 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
     """DRAM bandwidth [GB/s] reached by a ``vector_add(a, b, c)`` kernel over ``n`` floats.
 
     Bytes are reads plus writes, 3·n·4; the launch is :func:`vector_add_launch`'s.
-    The kernel's result is checked once before timing, so a kernel that skips work cannot
-    report an impossible bandwidth.
+    Every timed batch is verified (c poisoned before, c == a + b after), so a kernel that
+    skips work cannot report an impossible bandwidth.
     """
     backend.require_gpu("Measuring bandwidth")
     from numba import cuda
 
     from course.launch import quiet_numba, require_kernel
-    from course.timing import time_launch
+    from course.timing import UnverifiedTimingError, time_launch
+    from course.verify import exact_check
 
     require_kernel(vector_add_kernel, "vector_add")
     n = _positive_int("n", n)
@@ -399,13 +400,14 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
         with quiet_numba():
             vector_add_kernel[blocks, threads](da, db, dc)
 
-    run()
-    cuda.synchronize()
-    if not np.array_equal(dc.copy_to_host(), a + b):
-        raise VectorAddCheckError(f"vector_add gave wrong results for n = {n:,}: pass "
-                                  "check_vector_add before measuring with it")
-    timing = time_launch(run, "vector add", repeats=repeats, flops=float(n),
-                         nbytes=float(vector_add_bytes(n)), batch=batch)
+    try:  # every timed batch starts from NaN in c and must leave a + b
+        timing = time_launch(run, "vector add", repeats=repeats, flops=float(n),
+                             nbytes=float(vector_add_bytes(n)), batch=batch,
+                             check=exact_check(dc, a + b, "c"))
+    except UnverifiedTimingError as exc:
+        raise VectorAddCheckError(f"vector_add gave wrong results for n = {n:,} while it was "
+                                  f"timed ({exc}): pass check_vector_add before measuring "
+                                  "with it") from None
     return Ceiling("bandwidth of your vector_add", timing.gbs, "GB/s", timing,
                    f"{n:,} floats per array, 3·n·4 bytes per launch, {_grid_words(blocks)}")
 
@@ -469,13 +471,19 @@ def measure_copy_bandwidth(n: int = STREAM_N, repeats: int = 20,
     from numba import cuda
 
     from course.timing import time_launches
+    from course.verify import exact_check
 
     n = _positive_int("n", n)
     check_copies()
-    src = cuda.to_device(np.random.default_rng(1).random(n, dtype=np.float32))
-    dst = cuda.device_array(n, dtype=np.float32)
-    timings = time_launches(copy_launches(src, dst), repeats=repeats,
-                            nbytes=float(copy_bytes(n)), batch=batch)
+    host = np.random.default_rng(1).random(n, dtype=np.float32)
+    src = cuda.to_device(host)
+    launches, checks = {}, {}
+    for name in copy_launches(src, cuda.device_array(1, dtype=np.float32)):
+        dst = cuda.device_array(n, dtype=np.float32)  # one each: every copy is verified
+        launches[name] = copy_launches(src, dst)[name]
+        checks[name] = exact_check(dst, host, f"the {name}'s destination")
+    timings = time_launches(launches, repeats=repeats, nbytes=float(copy_bytes(n)),
+                            batch=batch, checks=checks)
     best = max(timings, key=lambda name: timings[name].gbs)
     others = ", ".join(f"{name} {t.gbs:,.0f}" for name, t in timings.items())
     return Ceiling(f"device-to-device copy bandwidth ({best})", timings[best].gbs, "GB/s",
@@ -505,7 +513,7 @@ def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10, batch: int 
                       ) -> Ceiling:
     """FP32 rate [GFLOP/s] of cuBLAS SGEMM on ``size``³ with TF32 off (2·size³ FLOPs)."""
     backend.require_gpu("Measuring the FP32 peak")
-    from course.timing import time_launch
+    from course.timing import OutputCheck, time_launch
 
     size = _positive_int("size", size)
     cupy = _import_cupy()
@@ -513,8 +521,21 @@ def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10, batch: int 
     A = rng.random((size, size), dtype=cupy.float32)
     B = rng.random((size, size), dtype=cupy.float32)
     C = cupy.empty((size, size), dtype=cupy.float32)
+    # Verified on 64 random rows against float64 on the GPU (the library, not student code:
+    # a sample is enough, and the whole product in float64 is slow on a T4).
+    rows = cupy.asarray(np.random.default_rng(2).choice(size, min(64, size), replace=False))
+    a64 = A[rows].astype(cupy.float64)
+    expected = a64 @ B.astype(cupy.float64)
+    tol = max(1e-4, 4 * size * float(np.finfo(np.float32).eps)) * (
+        cupy.abs(a64) @ cupy.abs(B.astype(cupy.float64))) + 1e-6
+
+    def check() -> str | None:
+        bad = int((~(cupy.abs(C[rows] - expected) <= tol)).sum())
+        return f"{bad} of {expected.size} sampled elements wrong" if bad else None
+
     timing = time_launch(lambda: cupy.matmul(A, B, out=C), f"cuBLAS SGEMM {size}³",
-                         repeats=repeats, flops=2.0 * size**3, batch=batch)
+                         repeats=repeats, flops=2.0 * size**3, batch=batch,
+                         check=OutputCheck(lambda: C.fill(cupy.nan), check))
     return Ceiling(f"FP32 rate of cuBLAS SGEMM at {size}³ (TF32 off)", timing.gflops,
                    "GFLOP/s", timing)
 

@@ -102,6 +102,19 @@ def _box(mask: np.ndarray) -> str:
     return f"C[{rows.min()}:{rows.max() + 1}, {cols.min()}:{cols.max() + 1}]"
 
 
+def reference_and_tolerance(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A·B in float64 and, per element, how far a correct float32 kernel may be from it.
+
+    float32 rounding grows with K and with the size of the terms summed, Σ|a·b|, so the
+    tolerance is max(1e-4, 4·K·eps32) · (|A|·|B|) + 1e-6: loose enough for any order of
+    summation, tight enough that a dropped term or a wrong index shows.
+    """
+    K = A.shape[1]
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    scale = np.abs(a64) @ np.abs(b64)
+    return a64 @ b64, max(1e-4, 4 * K * np.finfo(np.float32).eps) * scale + 1e-6
+
+
 def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
              wrote_outside: bool = False, k_step: int | None = None) -> str | None:
     """Explain what is wrong with C = A·B as computed by a kernel, or None if it is right.
@@ -113,9 +126,7 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
     N = B.shape[1]
     size = f"M={M}, N={N}, K={K}"
     a64, b64 = A.astype(np.float64), B.astype(np.float64)
-    ref = a64 @ b64
-    scale = np.abs(a64) @ np.abs(b64)
-    tol = max(1e-4, 4 * K * np.finfo(np.float32).eps) * scale + 1e-6
+    ref, tol = reference_and_tolerance(A, B)
 
     if wrote_outside:
         return (f"your kernel wrote outside C for {size}: test `row < M and col < N` before "

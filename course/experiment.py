@@ -263,20 +263,22 @@ def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
 
     from course.launch import quiet_numba
     from course.timing import time_launches
+    from course.verify import exact_check
 
     size, iters = _size("size", size), _size("iters", iters)
     trials, numpy_runs = _size("trials", trials), _size("numpy_runs", numpy_runs)
     gk_naive, gk_tiled = _gemm_kernels(gemm_naive, make_gemm_tiled, tile)
     A, B = seed_inputs(size, size, size)
     ref = exact_product(A, B)
+    expected = ref.astype(np.float32)  # exact: integer sums far below 2^24
     flops = 2.0 * size**3
     dA, dB = cuda.to_device(A), cuda.to_device(B)
-    outputs = {}
+    devices: dict[str, Any] = {}
     launches: dict[str, Callable[[], None]] = {}
     for name, gk in ((NAIVE, gk_naive), (tiled_name(tile), gk_tiled)):
         dC = cuda.device_array((size, size), dtype=np.float32)
-        gk.launch(dA, dB, dC)  # once, checked below; also compiles the kernel
-        outputs[name] = dC.copy_to_host()
+        gk.launch(dA, dB, dC)  # compiles the kernel before the clock starts
+        devices[name] = dC
         cfg = gk.launch_for(size, size)
 
         def batch(kernel=gk.kernel, cfg=cfg, dC=dC) -> None:
@@ -296,7 +298,7 @@ def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
                 cA, cB = cupy.asarray(A), cupy.asarray(B)
                 cC = cupy.empty((size, size), dtype=cupy.float32)
                 cupy.matmul(cA, cB, out=cC)
-                outputs[CUBLAS] = cupy.asnumpy(cC)
+                devices[CUBLAS] = cuda.as_cuda_array(cC)
 
                 def cublas_batch(cA=cA, cB=cB, cC=cC) -> None:
                     for _ in range(iters):
@@ -306,7 +308,10 @@ def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
             except Exception as exc:  # noqa: BLE001 - report and carry on without cuBLAS
                 notes.append(f"cuBLAS row skipped: {type(exc).__name__}: {exc}")
 
-    timings = time_launches(launches, repeats=trials, warmup=1)
+    # Every timed batch starts from a poisoned C and must leave the exact product.
+    checks = {name: exact_check(dev, expected, f"C from {name}") for name, dev in devices.items()}
+    timings = time_launches(launches, repeats=trials, warmup=1, checks=checks)
+    outputs = {name: dev.copy_to_host() for name, dev in devices.items()}
     rows = []
     for name, t in timings.items():
         avg = t.median_ms / iters

@@ -13,14 +13,22 @@ time, a sizeable error for a kernel of a few hundred microseconds. ``batch`` que
 several launches between one pair of events; the GPU then runs them back to back, only the
 first one's host cost falls inside the clock, and it is shared by all of them.
 
+Only what is verified is timed: before every timed sample an :class:`OutputCheck` poisons the
+kernel's output, after it the check looks at what *those* launches computed. A kernel that
+is lazy, partial or shape-dependent at the timed size (right on the small shapes the
+correctness checks use, fast because it skips work here) fails with
+:class:`UnverifiedTimingError` instead of reporting an impossible speed.
+
 The simulator cannot time anything: its "GPU" is Python threads. Timing there raises
-:class:`course.backend.NoGPUError` instead of returning a made-up number.
+:class:`course.backend.NoGPUError` instead of returning a made-up number (tests pass a fake
+:class:`Clock` to exercise the verification on the simulator).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -54,38 +62,85 @@ def _summarise(label: str, times_ms: Sequence[float], flops: float, nbytes: floa
                   nbytes / (med * 1e6) if nbytes and med > 0 else 0.0)
 
 
+class UnverifiedTimingError(AssertionError):
+    """A timed kernel's output, at the timed size, was not what it should be."""
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """How to verify one timed kernel: ``poison`` its output before a timed sample (outside
+    the clock), then ``check`` what the sample's launches left — None when right, else a
+    sentence that says what is wrong."""
+
+    poison: Callable[[], None]
+    check: Callable[[], str | None]
+
+
+class Clock(Protocol):
+    """Measures ``batch`` calls of ``fn``; returns milliseconds for all of them."""
+
+    def measure(self, fn: Callable[[], None], batch: int) -> float: ...
+
+
+class CudaEventClock:
+    """The GPU's own clock: a pair of CUDA events around the launches (see module docstring)."""
+
+    def __init__(self) -> None:
+        backend.require_gpu("Timing kernels")
+
+    def measure(self, fn: Callable[[], None], batch: int) -> float:
+        from numba import cuda
+
+        start, end = cuda.event(timing=True), cuda.event(timing=True)
+        start.record()
+        for _ in range(batch):
+            fn()
+        end.record()
+        end.synchronize()
+        return float(cuda.event_elapsed_time(start, end))
+
+
 def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
                   warmup: int = 3, flops: float | dict[str, float] = 0.0,
-                  nbytes: float | dict[str, float] = 0.0, batch: int = 1
-                  ) -> dict[str, Timing]:
+                  nbytes: float | dict[str, float] = 0.0, batch: int = 1,
+                  checks: Mapping[str, OutputCheck] | None = None,
+                  clock: Clock | None = None) -> dict[str, Timing]:
     """Time several launch functions, interleaved, each with its own pair of CUDA events.
 
     Interleaving (a, b, c, a, b, c, …) exposes all of them to the same clock and thermal
     state, so their *ratios* are fair even when absolute times drift. Each sample is
     ``batch`` launches between one pair of events, divided by ``batch`` (see the module
     docstring: it hides the host's launch cost from short kernels). ``flops`` and ``nbytes``
-    are per launch.
+    are per launch. ``checks[name]`` verifies every sample of ``name`` (poisoned output
+    before, checked after); a failed check raises :class:`UnverifiedTimingError`.
     """
-    backend.require_gpu("Timing kernels")
-    from numba import cuda
-
+    clock = clock or CudaEventClock()
     if repeats < 1 or warmup < 0 or batch < 1:
         raise ValueError(f"repeats and batch must be ≥ 1 and warmup ≥ 0, got repeats="
                          f"{repeats}, batch={batch}, warmup={warmup}")
+    checks = checks or {}
+    unknown = set(checks) - set(launches)
+    if unknown:
+        raise ValueError(f"checks for launches that are not timed: {sorted(unknown)}")
     for fn in launches.values():
         for _ in range(warmup):
             fn()
-    cuda.synchronize()
+    _synchronize()
     samples: dict[str, list[float]] = {name: [] for name in launches}
-    for _ in range(repeats):
+    for sample in range(repeats):
         for name, fn in launches.items():
-            start, end = cuda.event(timing=True), cuda.event(timing=True)
-            start.record()
-            for _ in range(batch):
-                fn()
-            end.record()
-            end.synchronize()
-            samples[name].append(cuda.event_elapsed_time(start, end) / batch)
+            check = checks.get(name)
+            if check is not None:
+                check.poison()
+                _synchronize()
+            samples[name].append(clock.measure(fn, batch) / batch)
+            if check is not None:
+                problem = check.check()
+                if problem:
+                    raise UnverifiedTimingError(
+                        f"{name}: what the timed launches computed is wrong ({problem}); "
+                        f"seen in timed run {sample + 1} of {repeats}, so its time would "
+                        "mean nothing")
 
     def pick(v: float | dict[str, float], name: str) -> float:
         return v.get(name, 0.0) if isinstance(v, dict) else v
@@ -94,37 +149,57 @@ def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
             for name, s in samples.items()}
 
 
+def _synchronize() -> None:
+    from numba import cuda
+
+    cuda.synchronize()
+
+
 def time_launch(fn: Callable[[], None], label: str = "kernel", *, repeats: int = 20,
-                warmup: int = 3, flops: float = 0.0, nbytes: float = 0.0, batch: int = 1
-                ) -> Timing:
+                warmup: int = 3, flops: float = 0.0, nbytes: float = 0.0, batch: int = 1,
+                check: OutputCheck | None = None, clock: Clock | None = None) -> Timing:
     """Time one launch function (see :func:`time_launches`)."""
     return time_launches({label: fn}, repeats=repeats, warmup=warmup, flops=flops,
-                         nbytes=nbytes, batch=batch)[label]
+                         nbytes=nbytes, batch=batch, checks={label: check} if check else None,
+                         clock=clock)[label]
 
 
 def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, warmup: int = 3,
-              seed: int | None = None, batch: int = 1) -> dict[str, Timing]:
-    """Time GEMM kernels (:class:`course.launch.GemmKernel`) on the same fresh random inputs."""
-    backend.require_gpu("Timing GEMM kernels")
+              seed: int | None = None, batch: int = 1, clock: Clock | None = None
+              ) -> dict[str, Timing]:
+    """Time GEMM kernels (:class:`course.launch.GemmKernel`) on the same fresh random inputs.
+
+    Every timed sample of every kernel is verified against a float64 reference (tolerance
+    scaled for K), each kernel writing its own output; A and B are checked unchanged at the
+    end. See :mod:`course.verify`.
+    """
+    clock = clock or CudaEventClock()
     from numba import cuda
 
     from course.checks import random_operands
     from course.launch import quiet_numba
+    from course.verify import GemmVerifier
 
-    A, B = random_operands(M, N, K, np.random.default_rng(seed))
-    dA, dB = cuda.to_device(A), cuda.to_device(B)
-    dC = cuda.device_array((M, N), dtype=np.float32)
     names = [gk.name for gk in gemms]
     if len(set(names)) != len(names):
         raise ValueError(f"each kernel needs its own name to be timed, got {names}")
-    launches = {}
+    A, B = random_operands(M, N, K, np.random.default_rng(seed))
+    verifier = GemmVerifier(A, B)
+    dA, dB = verifier.dA, verifier.dB
+    launches, checks = {}, {}
     for gk in gemms:
         cfg = gk.launch_for(M, N)
+        dC = cuda.device_array((M, N), dtype=np.float32)
 
-        def run(gk=gk, cfg=cfg) -> None:
+        def run(gk=gk, cfg=cfg, dC=dC) -> None:
             with quiet_numba():
                 gk.kernel[cfg.grid, cfg.block](dA, dB, dC)
 
         launches[gk.name] = run
-    return time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K,
-                         batch=batch)
+        checks[gk.name] = verifier.output_check(dC, block=gk.tile or 16)
+    timings = time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K,
+                            batch=batch, checks=checks, clock=clock)
+    problem = verifier.inputs_changed()
+    if problem:
+        raise UnverifiedTimingError(problem)
+    return timings

@@ -426,3 +426,35 @@ def make_gemm_tiled_floor(tile):
 def does_nothing(A, B, C):
     """What an unwritten kernel amounts to on a GPU: it compiles and stores nothing."""
     pass
+
+
+@cuda.jit
+def gemm_naive_lazy_at_large_k(A, B, C):
+    """Right for K < 32 (the small shapes checks use), returns at once when K ≥ 32: fast
+    where only the timing looks."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    if K >= 32:
+        return
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+
+
+@cuda.jit
+def gemm_naive_writes_into_a(A, B, C):
+    """Right, but nudges A[0, 0] after reading it (a kernel leaving itself a note): too little
+    to change C beyond tolerance, so only the check of the inputs sees it."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+    if row == 0 and col == 0:
+        A[0, 0] = A[0, 0] * float32(1.0000001)

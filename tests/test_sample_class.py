@@ -47,6 +47,40 @@ def test_every_sample_student_scores_as_expected(graded: tuple[Path, dict, str])
     assert not problems, "\n".join(problems)
 
 
+def test_the_notebooks_verdicts_are_the_graders(graded) -> None:
+    """One verdict: for every sample student who does not tamper with the checks in their own
+    kernel, every test cell's verdict in the notebook equals the grader's; the tamperer's
+    differences are flagged in the table."""
+    _, table, stdout = graded
+    specs = samples.sample_students()
+    for sid, row in table.items():
+        if getattr(specs[sid], "TAMPERS", False):
+            assert row["differs"], f"{sid} tampers with the checks but no difference was seen"
+        else:
+            assert not row["differs"], f"{sid}: {row['differs']}"
+    assert "the notebook's own verdict differed" in stdout
+
+
+def test_every_lost_point_has_its_reason_in_the_table(graded) -> None:
+    _, table, stdout = graded
+    # Eli's rounding is wrong and the test she deleted came back: its failure says why.
+    assert "01_arithmetic_intensity:ai_gemm_tiled_model" in table["eli_deletes_tests"]["lost"]
+    assert "Why points were lost" in stdout
+    for sid, row in table.items():
+        for key, why in row["lost"].items():
+            assert why.strip(), f"{sid} {key} lost points with no reason"
+
+
+def test_restored_cells_and_metadata_are_said_in_the_table(graded) -> None:
+    _, table, _ = graded
+    pat = " ".join(table["pat_deletes_and_edits_tests"]["notes"])
+    for nb in ("02_naive_gemm", "03_tiled_gemm", "05_roofline", "06_tile_sweep",
+               "07_bonus_register_tiling"):
+        assert f"{nb}: test cell(s) added back" in pat, pat
+    quinn = " ".join(table["quinn_lost_metadata"]["notes"])
+    assert "nbgrader metadata restored from the release" in quinn, quinn
+
+
 def test_gpu_checks_are_reported_not_measured_without_a_gpu(graded) -> None:
     from course import backend
 
@@ -110,3 +144,56 @@ def test_a_kernel_without_the_grid_stride_loop_is_told_how_to_fix_it(graded) -> 
     plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
     assert "each thread handled one element, but the grid has only 256 threads" in plain
     assert "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))" in plain
+
+
+#: correct answers in other styles whose notebooks are cheap to run: their plain run is the
+#: student's own view (no grader, no hidden tests).
+PLAIN_RUN = ["ana_isinstance", "bo_any_and_dicts", "cy_divmod_and_try", "di_numpy_functions",
+             "ed_where_and_while", "fi_clip_and_numba_spelling", "ka_occupancy_math",
+             "lu_occupancy_divmod", "ne_hints_and_asserts", "ol_sums_and_comprehensions"]
+
+
+def _plain_run(path: Path, workdir: Path) -> dict[str, str]:
+    """Execute a submitted notebook as the student would (no grader); verdict per test cell."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from autograder.trusted import is_test_cell
+
+    nb = nbformat.read(path, as_version=4)
+    env_before = os.environ.pop("NBGRADER_EXECUTION", None)
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(workdir)}}).execute()
+    finally:
+        if env_before is not None:
+            os.environ["NBGRADER_EXECUTION"] = env_before
+    return {c.metadata["nbgrader"]["grade_id"]:
+            "fail" if any(o.get("output_type") == "error" for o in c.outputs) else "pass"
+            for c in nb.cells if is_test_cell(c)}
+
+
+def test_correct_answers_in_other_styles_pass_in_the_students_own_run_too(graded) -> None:
+    """The student's own, plain run of a correct answer prints ✓, and so does the grader."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    course, _, _ = graded
+    jobs = [(sid, path) for sid in PLAIN_RUN
+            for path in sorted((course / "submitted" / sid / "week4").glob("*.ipynb"))]
+
+    def one(job: tuple[str, Path]) -> tuple[str, str, dict[str, str]]:
+        sid, path = job
+        work = course / "plain" / sid
+        work.mkdir(parents=True, exist_ok=True)
+        return sid, path.stem, _plain_run(path, work)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, jobs))
+    assert len(results) >= 10
+    for sid, notebook, verdicts in results:
+        summary = json.loads((course / "autograded" / sid / "week4" /
+                              f"{notebook}.trusted.json").read_text())
+        graded_verdicts = {g: c["status"] for g, c in summary["cells"].items()}
+        failed = {g: v for g, v in verdicts.items() if v != "pass"}
+        assert not failed, f"{sid} {notebook}: the student's own run failed {failed}"
+        assert set(graded_verdicts.values()) <= {"pass", "not_measured"}, (sid, graded_verdicts)

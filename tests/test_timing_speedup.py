@@ -42,7 +42,7 @@ def test_time_gemm_refuses_without_a_gpu():
     with pytest.raises(NoGPUError) as info:
         time_gemm([naive(kft.gemm_naive)], 4, 4, 4)
     msg = str(info.value)
-    assert msg.startswith("Timing GEMM kernels needs a real CUDA GPU")
+    assert msg.startswith("Timing kernels needs a real CUDA GPU")
     assert "never produces timings" in msg
 
 
@@ -213,7 +213,7 @@ def test_reference_kernel_decides_when_the_grader_supplies_it(fake_gpu, monkeypa
 def test_an_error_in_the_gpu_child_is_not_a_pass(fake_gpu):
     fake_gpu({"error": "tiled kernel is not correct: wrong values"})
     with pytest.raises(SpeedupCheckError,
-                       match="speedup not measured: tiled kernel is not correct"):
+                       match="no speedup points: tiled kernel is not correct"):
         check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
 
 
@@ -255,6 +255,78 @@ def test_speedup_report_text():
                       "Medians: tiled 1.000 ms, own naive 5.500 ms")
 
 
+# --------------------------------------------------------------------------- verified timing
+
+
+class FakeClock:
+    """Runs the launches like the real clock and reports 1 ms each: only for verification."""
+
+    def measure(self, fn, batch):
+        for _ in range(batch):
+            fn()
+        return 1.0 * batch
+
+
+def test_timed_launches_of_a_correct_kernel_are_verified_and_timed():
+    t = time_gemm([naive(kft.gemm_naive)], 33, 40, 37, repeats=2, warmup=1, seed=0,
+                  clock=FakeClock())
+    assert t["gemm_naive"].median_ms == 1.0 and t["gemm_naive"].repeats == 2
+
+
+def test_a_kernel_lazy_at_the_timed_size_fails_its_timing():
+    # Right on the small shapes of the correctness checks (K < 32), lazy at the timed size.
+    from course.checks import check_naive_gemm
+
+    lazy = naive(kft.gemm_naive_lazy_at_large_k)
+    check_naive_gemm(kft.gemm_naive_lazy_at_large_k, shapes=((5, 7, 9), (17, 3, 31)),
+                     quiet=True)
+    with pytest.raises(timing.UnverifiedTimingError) as info:
+        time_gemm([naive(kft.gemm_naive), dataclasses.replace(lazy, name="lazy")], 10, 10, 40,
+                  repeats=2, warmup=1, seed=0, clock=FakeClock())
+    msg = str(info.value)
+    assert msg.startswith("lazy: what the timed launches computed is wrong")
+    assert "100 of 100 elements of C are not A·B at M=10, N=10, K=40" in msg
+    assert "never written" in msg
+
+
+def test_a_kernel_that_writes_into_its_inputs_fails_its_timing():
+    with pytest.raises(timing.UnverifiedTimingError, match="wrote into A"):
+        time_gemm([naive(kft.gemm_naive_writes_into_a)], 8, 8, 8, repeats=1, warmup=1,
+                  seed=0, clock=FakeClock())
+
+
+def test_the_output_is_poisoned_before_every_sample():
+    # A kernel that computes only its first launch (the warm-up) must not pass: every timed
+    # sample starts from poison, so its output is "never written".
+    calls = []
+
+    class OnlyFirst:
+        def measure(self, fn, batch):
+            calls.append(1)
+            return 1.0  # does not launch: what the warm-up left was poisoned away
+
+    with pytest.raises(timing.UnverifiedTimingError, match="never written"):
+        time_gemm([naive(kft.gemm_naive)], 8, 8, 8, repeats=3, warmup=1, seed=0,
+                  clock=OnlyFirst())
+    assert calls == [1]  # failed at the first timed sample
+
+
+def test_the_speedup_task_reports_a_lazy_kernel_as_not_correct_at_the_timed_size(monkeypatch):
+    monkeypatch.setattr(timing, "CudaEventClock", FakeClock)
+    lazy_tiled = {"make_gemm_tiled": kft.make_gemm_tiled, "gemm_naive":
+                  kft.gemm_naive_lazy_at_large_k}
+    student = bundle_from_objects(lazy_tiled)
+    # The task's quick correctness look uses K < 32 here; the timed size, 40³, does not.
+    out = speedup._speedup_task(student, size=40, tile=4, repeats=1, seed=0,
+                                check_shape=(9, 7, 5))
+    assert out["error"].startswith("the own naive: what the timed launches computed is wrong")
+    assert "only counts for launches that computed C = A·B at the timed size, 40³" in out["error"]
+    good = bundle_from_objects({"make_gemm_tiled": kft.make_gemm_tiled,
+                                "gemm_naive": kft.gemm_naive})
+    assert speedup._speedup_task(good, size=24, tile=4, repeats=1, seed=0,
+                                 check_shape=(9, 7, 5))["verified"]
+
+
 # --------------------------------------------------------------------------- real GPU
 
 
@@ -289,3 +361,31 @@ def test_check_speedup_on_a_real_gpu():
     assert report.vs_own_naive >= SPEEDUP_THRESHOLD
     with pytest.raises(SpeedupCheckError):
         check_speedup(kft.make_gemm_tiled_global_inner, kft.gemm_naive, size=n, repeats=10)
+
+
+def test_exact_checks_verify_every_timed_batch_of_a_streaming_kernel():
+    import numpy as np
+    from numba import cuda
+
+    from course.verify import exact_check
+
+    @cuda.jit
+    def add(a, b, c):
+        for i in range(cuda.grid(1), c.size, cuda.gridsize(1)):
+            c[i] = a[i] + b[i]
+
+    @cuda.jit
+    def add_half(a, b, c):  # forgets the second half
+        for i in range(cuda.grid(1), c.size // 2, cuda.gridsize(1)):
+            c[i] = a[i] + b[i]
+
+    a = np.arange(40, dtype=np.float32)
+    b = np.ones(40, dtype=np.float32)
+    da, db, dc = cuda.to_device(a), cuda.to_device(b), cuda.device_array(40, np.float32)
+    check = exact_check(dc, a + b, "c")
+    t = time_launch(lambda: add[1, 8](da, db, dc), "add", repeats=2, warmup=1, batch=2,
+                    check=check, clock=FakeClock())
+    assert t.repeats == 2
+    with pytest.raises(timing.UnverifiedTimingError, match="20 of 40 elements of c are wrong"):
+        time_launch(lambda: add_half[1, 8](da, db, dc), "half", repeats=2, warmup=1,
+                    check=check, clock=FakeClock())

@@ -1,0 +1,162 @@
+"""Verify what timed launches computed, on the device, cheaply enough to do it every time.
+
+A timing is only a measurement if the launches being timed did the work. The correctness
+checks run small shapes; a kernel can be right there and lazy at the timed size (return at
+once when K ≥ 1000, skip the last blocks, compute only the first launch). So every timed
+sample is verified (:class:`course.timing.OutputCheck`):
+
+* before the sample, the kernel's output is overwritten with a marked NaN (a device-to-device
+  copy from a poison buffer, outside the clock);
+* after it, a small kernel counts the elements that are not within tolerance of a float64
+  reference — the course's usual tolerance, scaled to K and to the size of the terms
+  (:func:`course.checks.reference_and_tolerance`); NaN never passes;
+* at the end, A and B must be unchanged (a kernel could otherwise leave itself notes there).
+
+The reference is computed once per timing, on the GPU in float64 through CuPy when it is
+there (seconds of CPU at 4096³ otherwise), else with NumPy on the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from course.checks import C_POISON_BITS, diagnose, reference_and_tolerance
+from course.timing import OutputCheck
+
+_kernels: dict[str, Any] = {}
+
+
+def _count_kernel() -> Any:
+    """``count_bad(C, ref, tol, out)``: out[0] += number of C elements not within tol."""
+    if "count" not in _kernels:
+        from numba import cuda
+
+        @cuda.jit
+        def count_bad(C, ref, tol, out):
+            n = C.shape[1]
+            start = cuda.grid(1)
+            step = cuda.gridsize(1)
+            for i in range(start, C.size, step):
+                r = i // n
+                c = i - r * n
+                if not abs(C[r, c] - ref[r, c]) <= tol[r, c]:
+                    cuda.atomic.add(out, 0, 1)
+
+        _kernels["count"] = count_bad
+    return _kernels["count"]
+
+
+def _launch_shape(elements: int) -> tuple[int, int]:
+    """A grid-stride launch: many threads on a GPU, few on the simulator (Python threads)."""
+    from course import backend
+
+    if backend.detect().kind != "gpu":
+        return 1, 32
+    return max(1, min(1024, (elements + 255) // 256)), 256
+
+
+def device_reference(A: np.ndarray, B: np.ndarray, dA: Any, dB: Any) -> tuple[Any, Any]:
+    """The float64 product and tolerance of :func:`reference_and_tolerance`, as float32 device
+    arrays (computed on the GPU with CuPy when possible)."""
+    from numba import cuda
+
+    from course import backend
+
+    if backend.detect().kind == "gpu":
+        try:
+            import cupy
+
+            a64 = cupy.asarray(dA).astype(cupy.float64)
+            b64 = cupy.asarray(dB).astype(cupy.float64)
+            ref = a64 @ b64
+            scale = cupy.abs(a64) @ cupy.abs(b64)
+            K = A.shape[1]
+            eps = float(np.finfo(np.float32).eps)
+            tol = max(1e-4, 4 * K * eps) * scale + 1e-6
+            return (cuda.as_cuda_array(ref.astype(cupy.float32)),
+                    cuda.as_cuda_array(tol.astype(cupy.float32)))
+        except ImportError:
+            pass
+    ref64, tol64 = reference_and_tolerance(A, B)
+    return cuda.to_device(ref64.astype(np.float32)), cuda.to_device(tol64.astype(np.float32))
+
+
+class GemmVerifier:
+    """Device copies of A and B, their reference product, and checks for timed outputs."""
+
+    def __init__(self, A: np.ndarray, B: np.ndarray):
+        from numba import cuda
+
+        self.A, self.B = A, B
+        self.dA, self.dB = cuda.to_device(A), cuda.to_device(B)
+        self.ref, self.tol = device_reference(A, B, self.dA, self.dB)
+        M, N = A.shape[0], B.shape[1]
+        poison = np.full((M, N), C_POISON_BITS, dtype=np.uint32).view(np.float32)
+        self.poison = cuda.to_device(poison)
+        self.count = cuda.to_device(np.zeros(1, dtype=np.int64))
+
+    def bad_elements(self, dC: Any) -> int:
+        """How many elements of ``dC`` are not within tolerance of the reference."""
+        from numba import cuda
+
+        from course.launch import quiet_numba
+
+        self.count.copy_to_device(np.zeros(1, dtype=np.int64))
+        grid, block = _launch_shape(dC.size)
+        with quiet_numba():
+            _count_kernel()[grid, block](dC, self.ref, self.tol, self.count)
+        cuda.synchronize()
+        return int(self.count.copy_to_host()[0])
+
+    def output_check(self, dC: Any, block: int = 16) -> OutputCheck:
+        """Poison ``dC`` before a sample; after it, explain what is wrong (None when right)."""
+
+        def poison() -> None:
+            dC.copy_to_device(self.poison)
+
+        def check() -> str | None:
+            bad = self.bad_elements(dC)
+            if bad == 0:
+                return None
+            M, K = self.A.shape
+            N = self.B.shape[1]
+            why = diagnose(dC.copy_to_host(), self.A, self.B, block)
+            return (f"{bad:,} of {M * N:,} elements of C are not A·B at M={M}, N={N}, K={K}"
+                    + (f": {why}" if why else ""))
+
+        return OutputCheck(poison, check)
+
+    def inputs_changed(self) -> str | None:
+        """None if A and B on the device still hold their inputs, else what changed."""
+        for name, host, dev in (("A", self.A, self.dA), ("B", self.B, self.dB)):
+            if not np.array_equal(dev.copy_to_host(), host, equal_nan=True):
+                return (f"the timed kernels wrote into {name}, which is an input: a kernel "
+                        "must only read A and B")
+        return None
+
+
+def exact_check(dev_out: Any, expected: np.ndarray, what: str,
+                poison: Callable[[], None] | None = None) -> OutputCheck:
+    """An :class:`OutputCheck` for outputs that must equal ``expected`` exactly (vector add,
+    copies): poison with NaN, then compare on the host."""
+    from numba import cuda
+
+    nan = cuda.to_device(np.full(expected.shape, np.nan, dtype=expected.dtype))
+
+    def default_poison() -> None:
+        dev_out.copy_to_device(nan)
+
+    def check() -> str | None:
+        got = dev_out.copy_to_host()
+        wrong = ~(got == expected)
+        if not wrong.any():
+            return None
+        first = int(np.argmax(wrong.ravel()))
+        return (f"{int(wrong.sum()):,} of {expected.size:,} elements of {what} are wrong, "
+                f"e.g. element {first} is {got.ravel()[first]!r}, expected "
+                f"{expected.ravel()[first]!r}")
+
+    return OutputCheck(poison or default_poison, check)
