@@ -188,7 +188,10 @@ def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
     backend.defer_in_autograde("check_traffic_cuda")
     M, N, K = shape or (tile + 3, tile + 1, 2 * tile + 3)
     seen = watch(source, tile, (M, N, K), int.from_bytes(os.urandom(4)))
-    problem = (seen.problems or seen.races or seen.uninitialised or [None])[0]
+    # Races are the correctness check's business (as in the Numba track): a kernel with a
+    # missing barrier still has a tiled kernel's traffic. An access outside the arrays or a
+    # crash leaves nothing to count.
+    problem = (seen.problems or [None])[0]
     if problem:
         raise TrafficCheckError(f"gemm_tiled (TILE={tile}) could not be counted: {problem}")
     reads = seen.reads_a + seen.reads_b

@@ -129,3 +129,31 @@ def matmul(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         gpu.launch(gpu.raw_kernel(gk.source, gk.spec, gk.tile), cfg.grid, cfg.block, args)
         return dC.get()
     return cpu.run(cpu.build(gk.source, gk.spec, gk.tile), A, B, cfg.grid, cfg.block).C
+
+
+def describe() -> str:
+    """A few plain lines: where CUDA C kernels compile and run here, and what needs a GPU."""
+    from course.cudac import nvrtc
+
+    lines = []
+    try:
+        major, minor = nvrtc.version()
+        lines.append(f"CUDA C compiles here with NVRTC {major}.{minor}.")
+    except nvrtc.NvrtcUnavailableError as exc:
+        lines.append(f"CUDA C cannot be compiled here: {exc}.")
+    if gpu.available():
+        lines.append("Kernels run on the GPU through CuPy's RawKernel; timings are real.")
+    elif cpu.available():
+        lines.append("No GPU with CuPy: kernels run on the course's CPU runner (correct results, "
+                     "every memory access checked, no timings).")
+    else:
+        try:
+            cpu.compiler()
+        except cpu.CpuRunnerUnavailableError as exc:
+            lines.append(f"Kernels cannot run here: {exc}.")
+    return "\n".join(lines)
+
+
+def show() -> None:
+    """Print :func:`describe`."""
+    print(describe())
