@@ -73,6 +73,13 @@ def raw_kernel(source: str, spec: KernelSpec, tile: int | None = None) -> Any:
     return _raw_kernel(full_source(source, spec, tile), spec.name)
 
 
+def device_name() -> str:
+    """The current GPU's name, from CuPy (no Numba needed)."""
+    cp = cupy_module()
+    name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def attributes(kernel: Any) -> dict[str, int]:
     """The driver's view of a compiled kernel: registers, static shared memory, max threads."""
     return {k: int(v) for k, v in kernel.attributes.items()}

@@ -56,8 +56,24 @@ def library() -> ctypes.CDLL:
             return ctypes.CDLL(path)
         except OSError:
             continue
+    loaded = _loaded_by_cupy()
+    if loaded is not None:
+        return ctypes.CDLL(loaded)
     raise NvrtcUnavailableError(f"NVRTC (NVIDIA's CUDA C compiler library) was not found: "
                                 f"{INSTALL_HINT}")
+
+
+def _loaded_by_cupy() -> str | None:
+    """Where a GPU machine's CuPy found NVRTC: ask CuPy to load it, then read the path from
+    this process's memory map (Linux)."""
+    try:
+        import cupy.cuda.nvrtc  # noqa: F401  (loads the library CuPy compiles with)
+
+        maps = Path("/proc/self/maps").read_text()
+    except Exception:  # noqa: BLE001 - no CuPy, no /proc: nothing to find here
+        return None
+    found = re.search(r"(/\S*libnvrtc\.so[.\d]*)\s*$", maps, re.M)
+    return found.group(1) if found else None
 
 
 def available() -> bool:

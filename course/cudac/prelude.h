@@ -24,6 +24,7 @@
 #define __noinline__ __attribute__((noinline))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 #define __constant__
 #define __shared__ static __attribute__((section("cudac_shared")))
 #define asm __course_inline_assembly_cannot_run_on_the_cpu

@@ -77,7 +77,7 @@ def _speedup_cuda_task(*, tiled_source: str, naive_source: str,
         launches[name] = launch
     samples = gpu.time_launches(launches, repeats=repeats)
     return {"ms": {k: float(np.median(v)) for k, v in samples.items()},
-            "samples": samples, "device": backend.detect().device_name}
+            "samples": samples, "device": gpu.device_name()}
 
 
 isolated.register_task("speedup_cuda", _speedup_cuda_task)
