@@ -33,7 +33,6 @@ from course.checks import (
     GemmCheckError,
     GemmReport,
     diagnose,
-    not_written,
     random_operands,
 )
 from course.cudac import cpu, gpu, nvrtc
@@ -72,7 +71,10 @@ def _wrap(spec: KernelSpec, build: Any) -> CudaGemm:
     try:
         return build()
     except NotImplementedError:
-        raise not_written(spec.variable) from None
+        raise GemmCheckError(
+            f"{spec.variable} is not written yet: replace the placeholder lines "
+            "`# YOUR CODE HERE` and `raise NotImplementedError()` inside the string with your "
+            "CUDA C") from None
     except (nvrtc.NvrtcUnavailableError, cpu.CpuRunnerUnavailableError) as exc:
         raise CheckNotRunError(f"{spec.variable} could not be checked here: {exc}") from None
 
