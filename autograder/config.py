@@ -6,7 +6,8 @@ What it changes from nbgrader's defaults, and why:
   code cannot read the solutions, the gradebook or other submissions;
 * a dead kernel no longer drops the student from the class (:mod:`autograder.execute`);
 * every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`);
-* deleted test cells are put back from the gradebook (``OverwriteCells.add_missing_cells``);
+* cells are recognised against the release and deleted graded cells put back, also when a
+  notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on.
@@ -100,14 +101,19 @@ def configure(c: Any, root: Path) -> None:
         AssignLatePenalties,
         CheckCellMetadata,
         ClearHiddenTests,
+        ClearOutput,
+        DeduplicateIds,
         GetGrades,
         IgnorePattern,
         LimitOutput,
+        OverwriteCells,
+        OverwriteKernelspec,
         SaveAutoGrades,
     )
 
     from autograder.execute import SurvivingExecute
-    from autograder.trusted import TrustedRecheck
+    from autograder.restore import RestoreCells
+    from autograder.trusted import RequireTrustedVerdicts, TrustedRecheck
 
     root = root.resolve()
     c.CourseDirectory.course_id = COURSE_ID
@@ -121,14 +127,22 @@ def configure(c: Any, root: Path) -> None:
     c.Execute.kernel_name = KERNEL_NAME
     c.SurvivingExecute.timeout = timeout
     c.SurvivingExecute.kernel_name = KERNEL_NAME
-    c.OverwriteCells.add_missing_cells = True
+    # nbgrader's own add_missing_cells can fail the whole notebook (KeyError on a deleted
+    # test cell after a markdown cell); RestoreCells does that job first, against the release.
+    c.OverwriteCells.add_missing_cells = False
+    c.RestoreCells.course_root = str(root)
+    c.Autograde.sanitize_preprocessors = [
+        ClearOutput, DeduplicateIds, RestoreCells, OverwriteKernelspec, OverwriteCells,
+        CheckCellMetadata,
+    ]
     c.TrustedRecheck.timeout = timeout
     c.TrustedRecheck.course_root = str(root)
     kernels = install_sandboxed_kernelspec(root)
     c.TrustedRecheck.reference_file = reference_bundle_file(root, kernels)
     c.Autograde.autograde_preprocessors = [
-        SurvivingExecute, TrustedRecheck, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+        SurvivingExecute, TrustedRecheck, RequireTrustedVerdicts, IgnorePattern,
+        ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+        CheckCellMetadata,
     ]
     c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 

@@ -38,7 +38,11 @@ TRACKS = {"Numba": ("02_naive_gemm", "03_tiled_gemm"),
 
 
 def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
-    """Run one nbgrader command in the course directory; stop on failure if ``check``."""
+    """Run one nbgrader command in the course directory; stop on failure if ``check``.
+
+    With ``check=False`` a failure returns False, and the tail of nbgrader's output is kept
+    in ``LAST_FAILURE[args]`` so the caller can say why.
+    """
     cmd = [sys.executable, "-m", "nbgrader", *args]
     if not quiet:
         print(f"$ nbgrader {' '.join(args)}", flush=True)
@@ -49,10 +53,17 @@ def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) ->
     log = root / ".nbgrader.log"
     with _LOG_LOCK, open(log, "a") as fh:
         fh.write(f"$ {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
-    if proc.returncode != 0 and check:
+    if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-        raise SystemExit(f"nbgrader {args[0]} failed (full log: {log}):\n{tail}")
+        if check:
+            raise SystemExit(f"nbgrader {args[0]} failed (full log: {log}):\n{tail}")
+        LAST_FAILURE[args] = tail
     return proc.returncode == 0
+
+
+#: nbgrader commands that failed with check=False -> the tail of their output.
+LAST_FAILURE: dict[tuple[str, ...], str] = {}
+GRADING_FAILED = "GRADING_FAILED.txt"
 
 
 def build_release(root: Path) -> None:
@@ -74,6 +85,10 @@ class Row:
     manual: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: "notebook:grade_id": why the grader recorded a failure (the first line of its error).
+    lost: dict[str, str] = field(default_factory=dict)
+    #: "notebook:grade_id": the student's kernel showed one verdict, the grader recorded another.
+    differs: dict[str, str] = field(default_factory=dict)
     track: str = ""
     off_track: list[str] = field(default_factory=list)
 
@@ -102,6 +117,32 @@ def choose_track(row: Row, notebooks: list[str]) -> None:
     row.off_track = [nb for name, nbs in present.items() if name != row.track for nb in nbs]
 
 
+def _read_summary(root: Path, student: str, notebook: str) -> dict:
+    path = root / "autograded" / student / ASSIGNMENT / f"{notebook}.trusted.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
+    """Turn what the trusted re-check recorded into the row's notes and reasons."""
+    restored = summary.get("restored") or {}
+    if restored.get("metadata_restored"):
+        row.notes.append(f"{notebook}: nbgrader metadata restored from the release for "
+                         f"{len(restored['metadata_restored'])} cell(s)")
+    if restored.get("cells_added"):
+        row.notes.append(f"{notebook}: test cell(s) added back: "
+                         + ", ".join(restored["cells_added"]))
+    for gid, cell in summary.get("cells", {}).items():
+        key = f"{notebook}:{gid}"
+        if cell.get("status") == "fail":
+            row.lost[key] = f"{cell.get('ename')}: {cell.get('evalue')}".splitlines()[0][:200]
+        shown = (cell.get("notebook") or {}).get("status")
+        if shown in ("pass", "fail") and cell.get("status") in ("pass", "fail") \
+                and shown != cell["status"]:
+            mark = {"pass": "✓", "fail": "✗"}
+            row.differs[key] = (f"the notebook showed {mark[shown]}, the grader recorded "
+                                f"{mark[cell['status']]}")
+
+
 def collect(root: Path) -> tuple[list[str], list[Row]]:
     """Scores from the gradebook, plus what the trusted re-check recorded beside them."""
     from nbgrader.api import Gradebook
@@ -112,6 +153,10 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
         notebooks = [nb.name for nb in assignment.notebooks]
         for student in sorted(s.id for s in gb.students):
             row = Row(student)
+            failed = root / "autograded" / student / GRADING_FAILED
+            if failed.exists():
+                last = failed.read_text().strip().splitlines() or ["unknown error"]
+                row.notes.append(f"GRADING FAILED (re-grade after fixing): {last[-1][:200]}")
             try:
                 sub = gb.find_submission(ASSIGNMENT, student)
             except Exception:  # noqa: BLE001 - no submission: a row of zeros, said so
@@ -120,9 +165,8 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                 continue
             for nb in sub.notebooks:
                 score, maximum = 0.0, 0.0
-                folder = root / "autograded" / student / ASSIGNMENT
-                summary_path = folder / f"{nb.name}.trusted.json"
-                summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+                summary = _read_summary(root, student, nb.name)
+                _summary_notes(row, nb.name, summary)
                 unmeasured = {g for g, v in summary.get("cells", {}).items()
                               if v["status"] == "not_measured"}
                 for grade in nb.grades:
@@ -179,8 +223,15 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
         if row.not_measured:
             notes.append(f"{len(row.not_measured)} GPU check(s) not measured (no GPU): "
                          + ", ".join(row.not_measured))
+        if row.differs:
+            notes.append("the notebook's own verdict differed for "
+                         + ", ".join(f"{k} ({v})" for k, v in row.differs.items()))
         lines.append(f"{row.student:<28}" + "".join(cells) + f"{tot:g}/{mx:g}".rjust(12) + "  "
                      + "; ".join(notes))
+    reasons = [f"  {row.student} {key}: {why}" for row in rows for key, why in row.lost.items()]
+    if reasons:
+        lines += ["", "Why points were lost (the grader's message for every failed test):",
+                  *reasons]
     lines.append("")
     lines.append(f"sandbox: {sandbox.sandbox_status()}")
     lines.append("— = notebook not handed in (scored 0). · = the other track's notebook "
@@ -223,8 +274,14 @@ def autograde_all(root: Path) -> None:
         ok = dict(zip(students, pool.map(grade, students), strict=True))
     for student in [s for s, good in ok.items() if not good]:
         print(f"  retrying {student} alone", flush=True)
-        nbgrader("autograde", ASSIGNMENT, "--student", student, "--create", "--force",
-                 root=root)
+        args = ("autograde", ASSIGNMENT, "--student", student, "--create", "--force")
+        if not nbgrader(*args, root=root, check=False, quiet=True):
+            # Never drop a student: keep the row, with zeros and the reason, and go on.
+            folder = root / "autograded" / student
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / GRADING_FAILED).write_text(LAST_FAILURE.get(args, "unknown error"))
+            print(f"  grading {student} failed twice; the row says why (see .nbgrader.log)",
+                  flush=True)
     nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root)
     nbgrader("export", root=root)
 
@@ -263,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps(
                 {r.student: {"scores": r.scores, "not_measured": r.not_measured,
                              "manual": r.manual, "missing": r.missing, "notes": r.notes,
+                             "lost": r.lost, "differs": r.differs,
                              "track": r.track, "off_track": r.off_track}
                  for r in rows}, indent=1))
     return 0

@@ -21,7 +21,6 @@ table shows as "not measured" instead of a silent 0 or a free pass.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import io
 import json
@@ -39,6 +38,7 @@ from traitlets import Integer, Unicode
 
 from autograder import sandbox
 from autograder.execute import DEAD_KERNEL_KEY
+from autograder.restore import RESTORED_KEY
 
 NOT_MEASURED = "NotMeasured"
 MAX_STDOUT = 4000
@@ -51,15 +51,14 @@ def is_test_cell(cell: NotebookNode) -> bool:
 
 def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, Any]:
     """What the child needs for one test cell: its code and the definitions it uses."""
-    from course.kernel_source import DisallowedCodeError, bundle_from_cells, referenced_names
+    from course.kernel_source import DisallowedCodeError, bundle_for_test_cell
 
     grade_id = cell.metadata["nbgrader"]["grade_id"]
-    wanted = {n for n in referenced_names(cell.source) if not hasattr(builtins, n)}
     sources = [c.source for c in cells_before if c.cell_type == "code" and not is_test_cell(c)]
     job: dict[str, Any] = {"grade_id": grade_id, "code": cell.source, "bundle": None,
                            "setup_error": None}
     try:
-        job["bundle"] = bundle_from_cells(sources, wanted).to_json()
+        job["bundle"] = bundle_for_test_cell(sources, cell.source).to_json()
     except (DisallowedCodeError, NameError) as exc:
         job["setup_error"] = [type(exc).__name__, str(exc)]
     return job
@@ -172,6 +171,27 @@ def outputs_for(result: dict[str, Any]) -> list[NotebookNode]:
     return outputs
 
 
+def notebook_verdict(cell: NotebookNode) -> dict[str, str]:
+    """What the student's own kernel showed for a test cell, before the grader replaced it.
+
+    ``pass``/``fail`` as nbgrader would score these outputs (an error fails), ``not_measured``
+    for a check that needs a GPU, ``not_run`` when the cell never ran (a dead kernel). Used to
+    hold the grader to the course's promise: the notebook's ✓ is the grader's ✓.
+    """
+    if cell.get("execution_count") is None and not cell.get("outputs"):
+        return {"status": "not_run", "error": ""}
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            ename, evalue = out.get("ename", ""), out.get("evalue", "")
+            status = "not_measured" if ename == NOT_MEASURED else "fail"
+            return {"status": status, "error": f"{ename}: {evalue}"[:400]}
+    return {"status": "pass", "error": ""}
+
+
+#: notebook metadata key TrustedRecheck sets; :class:`RequireTrustedVerdicts` checks it.
+TRUSTED_MARK = "course_trusted_recheck"
+
+
 class TrustedRecheck(NbGraderPreprocessor):
     """Replace every test cell's outputs by a verdict computed outside the student's kernel."""
 
@@ -195,16 +215,38 @@ class TrustedRecheck(NbGraderPreprocessor):
             extra_ro = (Path(self.reference_file),)
         results = run_jobs(jobs, course_root=root, timeout_s=self.timeout,
                            extra_env=extra_env, extra_ro=extra_ro) if jobs else []
+        shown = {nb.cells[i].metadata["nbgrader"]["grade_id"]: notebook_verdict(nb.cells[i])
+                 for i in where}
         for index, result in zip(where, results, strict=True):
             nb.cells[index].outputs = outputs_for(result)
         folder = Path(resources.get("metadata", {}).get("path") or ".")
         name = resources.get("unique_key", "notebook")
         summary = {"notebook": name, "dead_kernel": resources.get(DEAD_KERNEL_KEY),
                    "sandbox": sandbox.sandbox_status(),
-                   "cells": {r["grade_id"]: {k: r.get(k) for k in
-                                             ("status", "ename", "evalue", "seconds")}
+                   "restored": nb.metadata.get(RESTORED_KEY, {}),
+                   "cells": {r["grade_id"]: {**{k: r.get(k) for k in
+                                                ("status", "ename", "evalue", "seconds")},
+                                             "notebook": shown[r["grade_id"]]}
                              for r in results}}
         (folder / f"{name}.trusted.json").write_text(json.dumps(summary, indent=1))
+        nb.metadata[TRUSTED_MARK] = True
+        return nb, resources
+
+
+class RequireTrustedVerdicts(NbGraderPreprocessor):
+    """Refuse to save grades that did not come from :class:`TrustedRecheck`.
+
+    The student's kernel runs every check too (so that the grader can compare verdicts), and
+    a tampered kernel can make its own checks print ✓. If a configuration ever dropped the
+    trusted re-check, those outputs would be scored: this stops autograde instead.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+        if not nb.metadata.get(TRUSTED_MARK):
+            raise RuntimeError("the trusted re-check did not run on this notebook; refusing to "
+                               "score outputs of the student's own kernel (see "
+                               "autograder/config.py)")
+        del nb.metadata[TRUSTED_MARK]
         return nb, resources
 
 

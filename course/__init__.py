@@ -14,10 +14,15 @@ from course import backend as _backend
 _os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 _backend.choose_numba_target()
 if _backend.simulator_requested():
-    # Numba's simulator can give two threads of a block different shared arrays; grading
-    # cannot let a correct kernel fail by luck (see course/simulator.py).
+    # Numba's simulator can give two threads of a block different shared arrays, and knows the
+    # kernel API only as `cuda.x` after `from numba import cuda`: grading cannot let a correct
+    # kernel fail by luck or by spelling (see course/simulator.py).
+    from course.simulator import expose_kernel_api as _expose
+    from course.simulator import make_barriers_event_driven as _event_driven
     from course.simulator import make_shared_arrays_atomic as _atomic
 
     _atomic()
+    _expose()
+    _event_driven()
 
 __version__ = "0.1.0"

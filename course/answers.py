@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from course import backend
+from course import gate
 
 
 class AnswerError(AssertionError):
@@ -32,7 +32,7 @@ def _as_float(value: Any, what: str) -> float:
 def expect_close(got: Any, expected: float, what: str, *, rel: float = 1e-6,
                  mistakes: Mapping[float, str] | None = None) -> None:
     """Raise :class:`AnswerError` unless ``got`` ≈ ``expected`` (relative tolerance)."""
-    backend.defer_in_autograde("expect_close")
+    gate.begin_check("expect_close")
     value = _as_float(got, what)
     if math.isclose(value, expected, rel_tol=rel, abs_tol=1e-12):
         return
@@ -45,14 +45,14 @@ def expect_close(got: Any, expected: float, what: str, *, rel: float = 1e-6,
 
 def expect_equal(got: Any, expected: Any, what: str, hint: str = "") -> None:
     """Raise :class:`AnswerError` unless ``got == expected`` (strings, labels)."""
-    backend.defer_in_autograde("expect_equal")
+    gate.begin_check("expect_equal")
     if got != expected:
         raise AnswerError(f"{what} returned {got!r}" + (f": {hint}" if hint else ""))
 
 
 def expect_value_error(fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> None:
     """Raise :class:`AnswerError` unless ``fn(*args, **kwargs)`` raises ValueError."""
-    backend.defer_in_autograde("expect_value_error")
+    gate.begin_check("expect_value_error")
     try:
         fn(*args, **kwargs)
     except ValueError:

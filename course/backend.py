@@ -197,22 +197,6 @@ def autograding() -> bool:
     return os.environ.get(AUTOGRADE_ENV) == "autograde"
 
 
-class DeferredCheckError(RuntimeError):
-    """A graded check asked to run inside the student's own kernel during autograde."""
-
-
-def defer_in_autograde(what: str) -> None:
-    """Refuse to run a graded check inside the student's process during autograde.
-
-    The grader re-runs every test cell in a separate, locked-down process (see
-    ``autograder/trusted.py``) and replaces the cell's output with that verdict, so running
-    the check here too would only cost time. Raising (rather than passing) keeps the failure
-    closed: if the trusted re-run were ever skipped, these cells score 0, never full marks.
-    """
-    if autograding() and not os.environ.get(TRUSTED_ENV):
-        raise DeferredCheckError(f"{what}: checked by the grader in a separate process")
-
-
 def require_gpu(what: str) -> Backend:
     """Return the GPU backend, or raise :class:`NoGPUError` explaining why ``what`` can't run."""
     b = detect()

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from course import backend
+from course import backend, gate
 from course.launch import TILES, GemmKernel, check_operands, naive, tiled
 
 Shape = tuple[int, int, int]
@@ -212,7 +212,7 @@ def _require_runnable() -> str:
 def check_naive_gemm(kernel: Any, shapes: Sequence[Shape] | None = None,
                      seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``gemm_naive`` on ragged shapes; raise :class:`GemmCheckError` if it is wrong."""
-    backend.defer_in_autograde("check_naive_gemm")
+    gate.begin_check("check_naive_gemm")
     kind = _require_runnable()
     gk = naive(kernel)
     shapes = tuple(shapes or _default_shapes())
@@ -235,7 +235,7 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
                      shapes: Sequence[Shape] | None = None, seed: int | None = None,
                      barrier_shape: Shape | None = None, quiet: bool = False) -> GemmReport:
     """Check ``make_gemm_tiled`` for every tile on ragged shapes, barriers included."""
-    backend.defer_in_autograde("check_tiled_gemm")
+    gate.begin_check("check_tiled_gemm")
     kind = _require_runnable()
     rng = _rng(seed)
     shapes = tuple(shapes or _default_shapes())

@@ -19,9 +19,9 @@ separate simulator process when the notebook itself runs on a GPU.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import sys
 import threading
-import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,12 +160,12 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
     def array(self: Any, shape: Any, dtype: Any, alignment: Any = None) -> Any:
         if shape == 0 or alignment is not None:
             return original_array(self, shape, dtype, alignment)
-        frame = traceback.extract_stack(sys._getframe())[-2]
-        caller = (frame.filename, frame.lineno)
+        frame = sys._getframe(1)  # the kernel line that asked (not a walk of the whole stack)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
         with alloc_lock:  # every thread of the block must get the same array
-            return _allocate(self, shape, dtype, caller, frame)
+            return _allocate(self, shape, dtype, caller)
 
-    def _allocate(self: Any, shape: Any, dtype: Any, caller: Any, frame: Any) -> Any:
+    def _allocate(self: Any, shape: Any, dtype: Any, caller: tuple[str, int]) -> Any:
         res = self._allocations.get(caller)
         if res is None:
             from numba.core import types
@@ -176,7 +176,7 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
             np_dtype = np.dtype(dtype)
             data = np.full(shape, np.nan, np_dtype) if np_dtype.kind == "f" else \
                 np.zeros(shape, np_dtype)
-            line = frame.line or ""
+            line = linecache.getline(*caller).strip()
             name = line.split("=")[0].strip() if "=" in line else ""
             name = name if name.isidentifier() else f"shared array #{len(self._allocations)}"
             res = _TrackedShared(data, name, report)

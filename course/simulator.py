@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import traceback
 from typing import Any
 
 _LOCK = threading.Lock()
@@ -29,9 +28,10 @@ def make_shared_arrays_atomic() -> None:
     def array(self: Any, shape: Any, dtype: Any, alignment: Any = None) -> Any:
         if shape == 0 or alignment is not None:
             return original(self, shape, dtype, alignment)
-        # Keyed by the caller's file and line, as Numba does.
-        frame = traceback.extract_stack(sys._getframe())[-2]
-        caller = (frame.filename, frame.lineno)
+        # Keyed by the caller's file and line, as Numba does (one frame up, not a walk of
+        # the whole stack with its source lines: that cost ~2 ms a thread).
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
         with _LOCK:
             res = self._allocations.get(caller)
             if res is None:
@@ -47,3 +47,145 @@ def make_shared_arrays_atomic() -> None:
 
     array._course_atomic = True  # type: ignore[attr-defined]
     cls.array = array
+
+
+#: names of the kernel API that a real GPU resolves through ``numba.cuda`` in any spelling.
+KERNEL_API = (
+    "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
+    "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "shared", "local",
+    "const", "atomic", "fma", "selp", "cbrt", "brev", "clz", "ffs", "popc", "fp16",
+    "threadfence", "threadfence_block", "threadfence_system", "cg",
+)
+
+
+class _KernelApiProxy:
+    """Stands for ``numba.cuda.<name>`` on the simulator, resolved in the running kernel.
+
+    Numba's simulator swaps the kernel API in only where a kernel's globals hold the
+    ``numba.cuda`` module itself (``from numba import cuda``). ``import numba`` followed by
+    ``numba.cuda.threadIdx.x``, or ``from numba.cuda import grid``, reach the simulator's
+    module instead, which has no kernel API, so a kernel that compiles on a GPU failed here.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def _target(self) -> Any:
+        from numba.cuda.simulator import kernel
+
+        ctx = kernel._get_kernel_context()
+        if ctx is None:
+            raise RuntimeError(f"cuda.{self._name} can only be used inside a kernel")
+        return getattr(ctx, self._name)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self._target(), attr)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<cuda.{self._name} (simulator: resolved inside a kernel)>"
+
+
+def expose_kernel_api() -> None:
+    """Give the simulator's ``numba.cuda`` module the kernel API, as on a GPU (idempotent)."""
+    from numba import cuda
+
+    for name in KERNEL_API:
+        if not hasattr(cuda, name):
+            setattr(cuda, name, _KernelApiProxy(name))
+
+
+class _BlockAborted(RuntimeError):
+    """Raised in the threads of a block that another thread's error stopped."""
+
+
+class _BlockSync:
+    """One block's barrier: threads that have arrived, threads still running, a generation."""
+
+    def __init__(self, threads: int):
+        self.cond = threading.Condition()
+        self.live = threads
+        self.arrived = 0
+        self.generation = 0
+        self.aborted = False
+
+    def release_if_complete(self) -> None:
+        """Open the barrier when every running thread has arrived (call with cond held)."""
+        if self.live and self.arrived == self.live:
+            self.arrived = 0
+            self.generation += 1
+            self.cond.notify_all()
+
+
+def _syncthreads(self: Any) -> None:
+    """``cuda.syncthreads()`` for one simulated thread: wait until the block's running
+    threads have all arrived (threads that have returned no longer count, as in Numba)."""
+    sync: _BlockSync = self._manager._course_sync
+    with sync.cond:
+        if sync.aborted:
+            raise _BlockAborted("abort flag set on syncthreads call")
+        generation = sync.generation
+        sync.arrived += 1
+        sync.release_if_complete()
+        while generation == sync.generation and not sync.aborted:
+            sync.cond.wait()
+        if sync.aborted:
+            raise _BlockAborted("abort flag set on syncthreads clear")
+
+
+def _run_block(self: Any, grid_point: Any, *args: Any) -> None:
+    """Run one block: start a thread per CUDA thread, wait for all, raise the first error."""
+    import numpy as np
+    from numba.cuda.simulator.kernel import BlockThread
+
+    points = list(np.ndindex(*self._block_dim))
+    sync = _BlockSync(len(points))
+    self._course_sync = sync
+
+    def target() -> None:
+        try:
+            self._f(*args)
+        except BaseException:
+            with sync.cond:
+                sync.aborted = True
+                sync.cond.notify_all()
+            raise
+        finally:
+            with sync.cond:
+                sync.live -= 1
+                sync.release_if_complete()
+
+    threads = [BlockThread(target, self, grid_point, point, self._debug) for point in points]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # The error that stopped the block (not the aborts it caused), from the first thread in
+    # thread order, whichever finished first: the same launch always reports the same error.
+    failed = [t for t in threads if t.exception]
+    first = next((t for t in failed if not isinstance(t.exception[0], _BlockAborted)),
+                 failed[0] if failed else None)
+    if first is not None:
+        raise first.exception[0].with_traceback(first.exception[1])
+
+
+def make_barriers_event_driven() -> None:
+    """Replace the simulator's busy-polling block scheduler with a condition variable.
+
+    Numba's ``BlockManager`` spins over every thread of the block, checking whether each
+    has reached ``cuda.syncthreads()``; with tile 32 that is 1,024 Python threads fighting
+    the poller for the interpreter lock. Here a barrier counts arrivals and wakes everyone
+    once, and the launching thread just waits: the same semantics (a thread that returned
+    no longer holds the barrier; an exception aborts the block), much less contention.
+    """
+    from numba.cuda.simulator import kernel
+
+    if getattr(kernel.BlockManager.run, "_course_event_driven", False):
+        return
+    _run_block._course_event_driven = True  # type: ignore[attr-defined]
+    kernel.BlockManager.run = _run_block
+    kernel.BlockThread.syncthreads = _syncthreads

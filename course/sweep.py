@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from course import backend
+from course import backend, gate
 from course.launch import TILES, GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
 from course.occupancy import ARCH_LIMITS, ResourcesUnavailableError, theoretical_occupancy
 from course.traffic import naive_reads, tiled_reads
@@ -529,7 +529,7 @@ def _explain(case: Case, got: Any) -> str:
 def check_blocks_per_sm_prediction(fn: Callable[..., Any], cases: Sequence[Case],
                                    quiet: bool = False) -> None:
     """Compare ``predict_blocks_per_sm(cc, threads, regs, smem)`` with the occupancy model."""
-    backend.defer_in_autograde("check_blocks_per_sm_prediction")
+    gate.begin_check("check_blocks_per_sm_prediction")
     for case in _check_cases(cases):
         occ = theoretical_occupancy(*case)
         got = _call(fn, case, "predict_blocks_per_sm")
@@ -548,7 +548,7 @@ def check_blocks_per_sm_prediction(fn: Callable[..., Any], cases: Sequence[Case]
 def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
                                quiet: bool = False) -> None:
     """Compare ``predict_occupancy(cc, threads, regs, smem)`` (0..1) with the model."""
-    backend.defer_in_autograde("check_occupancy_prediction")
+    gate.begin_check("check_occupancy_prediction")
     for case in _check_cases(cases):
         occ = theoretical_occupancy(*case)
         got = _call(fn, case, "predict_occupancy")

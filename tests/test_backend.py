@@ -17,11 +17,8 @@ from course.backend import (
     AUTOGRADE_ENV,
     COLAB_HINT,
     SIM_ENV,
-    TRUSTED_ENV,
     Backend,
-    DeferredCheckError,
     NoGPUError,
-    defer_in_autograde,
     describe,
     detect,
     require_gpu,
@@ -173,33 +170,11 @@ def test_require_gpu_without_any_backend_says_no_gpu(monkeypatch):
 # --------------------------------------------------------------------------- autograde
 
 
-@pytest.mark.parametrize(
-    ("execution", "trusted", "raises"),
-    [
-        ("autograde", None, True),
-        ("autograde", "1", False),
-        (None, None, False),
-        ("validate", None, False),
-        ("", None, False),
-        (None, "1", False),
-    ],
-)
-def test_defer_in_autograde(monkeypatch, execution, trusted, raises):
-    for name, value in ((AUTOGRADE_ENV, execution), (TRUSTED_ENV, trusted)):
-        if value is None:
-            monkeypatch.delenv(name, raising=False)
-        else:
-            monkeypatch.setenv(name, value)
-    assert backend.autograding() is (execution == "autograde")
-    if raises:
-        with pytest.raises(DeferredCheckError,
-                           match="check_naive_gemm: checked by the grader in a separate process"):
-            defer_in_autograde("check_naive_gemm")
+@pytest.mark.parametrize(("execution", "expected"),
+                         [("autograde", True), (None, False), ("validate", False), ("", False)])
+def test_autograding_follows_nbgraders_variable(monkeypatch, execution, expected):
+    if execution is None:
+        monkeypatch.delenv(AUTOGRADE_ENV, raising=False)
     else:
-        assert defer_in_autograde("check_naive_gemm") is None
-
-
-def test_deferred_check_error_is_not_an_assertion():
-    # A deferral must never look like a pass or a plain wrong answer to the student's code.
-    assert issubclass(DeferredCheckError, RuntimeError)
-    assert not issubclass(DeferredCheckError, AssertionError)
+        monkeypatch.setenv(AUTOGRADE_ENV, execution)
+    assert backend.autograding() is expected

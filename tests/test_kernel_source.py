@@ -221,39 +221,105 @@ REFUSALS = {
     "eval": ("def ai_x(M):\n    return eval('M')\n", "`eval`"),
     "exec": ("def ai_x(M):\n    exec('M = 1')\n    return M\n", "`exec`"),
     "globals": ("def ai_x(M):\n    return globals()\n", "`globals`"),
+    "vars": ("def ai_x(M):\n    return vars(M)\n", "`vars`"),
+    "breakpoint": ("def ai_x(M):\n    breakpoint()\n    return M\n", "`breakpoint`"),
+    "input": ("def ai_x(M):\n    return input()\n", "`input`"),
+    "type with three arguments": ("def ai_x(M):\n    return type('X', (), {})\n",
+                                  "`type(...)` with more than one argument"),
+    "generator frame": ("def ai_x(M):\n    g = (i for i in range(M))\n"
+                        "    return g.gi_frame\n", "`.gi_frame`"),
+    "format reaching attributes": ("def ai_x(M):\n    return '{0.real}'.format(M)\n",
+                                   "`.format` on a template"),
     "numpy.load": ("import numpy\ndef ai_x(M):\n    return numpy.load('answers.npy')\n",
                    "`numpy.load`"),
     "np.testing": ("import numpy as np\ndef ai_x(M):\n    return np.testing\n", "`np.testing`"),
+    "np.memmap": ("import numpy as np\ndef ai_x(M):\n    return np.memmap('x')\n",
+                  "`np.memmap`"),
+    "ndarray.tofile": ("def ai_x(M):\n    M.tofile('x')\n    return M\n", "`.tofile`"),
+    "ndarray.ctypes": ("def ai_x(M):\n    return M.ctypes\n", "`.ctypes`"),
     "course.checks": ("import course\ndef ai_x(M):\n    return course.checks\n",
                       "`import course`"),
     "from course import": ("from course import checks\ndef ai_x(M):\n    return checks\n",
                            "`from course import checks`"),
     "from numba import njit": ("from numba import njit\ndef ai_x(M):\n    return njit\n",
                                "`from numba import njit`"),
-    "lambda": ("ai_x = lambda M: M\n", "`Lambda`"),
-    "lambda in a body": ("def ai_x(M):\n    f = lambda: M\n    return f()\n", "`Lambda`"),
-    "comprehension": ("def ai_x(M):\n    return [m for m in range(M)]\n", "`ListComp`"),
-    "generator": ("def ai_x(M):\n    return max(m for m in range(M))\n", "`GeneratorExp`"),
-    "import inside": ("def ai_x(M):\n    import os\n    return M\n", "`Import`"),
-    "with": ("def ai_x(M):\n    with M:\n        return 1\n", "`With`"),
-    "try": ("def ai_x(M):\n    try:\n        return 1\n    except Exception:\n        return 2\n",
-            "`Try`"),
-    "method call": ("def ai_x(M):\n    return M.sum()\n", "the method call `M.sum(…)`"),
-    "starargs": ("def ai_x(*M):\n    return 1\n", "*args/**kwargs"),
+    "numba driver internals": ("import numba\ndef ai_x(M):\n    return numba.cuda.cudadrv\n",
+                               "`numba.cuda.cudadrv`"),
     "other decorator": ("import functools\n@functools.cache\ndef ai_x(M):\n    return M\n",
-                        "`import functools`"),
+                        "the decorator `@functools.cache`"),
     "decorator from a name": ("def deco(f):\n    return f\n@deco\ndef ai_x(M):\n    return M\n",
                               "the decorator `@deco`"),
-    "jit with a bad keyword": ("from numba import cuda\n@cuda.jit(cache=True)\n"
-                               "def ai_x(M):\n    M[0] = 1\n", "@cuda.jit(cache=…)"),
+    "jit that links files": ("from numba import cuda\n@cuda.jit(link=['/etc/passwd'])\n"
+                             "def ai_x(M):\n    M[0] = 1\n", "@cuda.jit(link=…)"),
     "module as a value": ("from numba import cuda\ndef ai_x(M):\n    return cuda\n",
                           "the module `cuda` as a value"),
+    "module passed on": ("import numpy as np\ndef f(m):\n    return m\ndef ai_x(M):\n"
+                         "    return f(np)\n", "the module `np` as a value"),
     "dunder name store": ("def ai_x(M):\n    __x = 1\n    return M\n", "the name `__x`"),
-    "cuda.to_device": ("from numba import cuda\ndef ai_x(M):\n    return cuda.to_device(M)\n",
-                       "`cuda.to_device`"),
     "undefined helper": ("def ai_x(M):\n    return helper(M)\n",
                          "`helper` (not defined in your answer cells)"),
+    "list in a kernel": ("from numba import cuda\n@cuda.jit\ndef ai_x(M):\n"
+                         "    xs = [1, 2]\n    M[0] = xs[0]\n", "a list inside the @cuda.jit"),
+    "f-string in a kernel": ("from numba import cuda\n@cuda.jit\ndef ai_x(M):\n"
+                             "    print(f'{M[0]}')\n", "an f-string inside the @cuda.jit"),
+    "allocation in a kernel": ("import numpy as np\nfrom numba import cuda\n@cuda.jit\n"
+                               "def ai_x(M):\n    t = np.zeros(3)\n    M[0] = t[0]\n",
+                               "`np.zeros` (it allocates an array)"),
+    "try in a device function": ("from numba import cuda\n@cuda.jit(device=True)\n"
+                                 "def ai_x(M):\n    try:\n        return M\n"
+                                 "    except Exception:\n        return 0\n",
+                                 "try/except inside the @cuda.jit"),
+    "lambda in a kernel": ("from numba import cuda\n@cuda.jit\ndef ai_x(M):\n"
+                           "    f = lambda x: x\n    M[0] = f(1)\n", "a lambda inside"),
 }
+
+#: ordinary Python that graded code may use (issue: correct answers were zeroed).
+ACCEPTED = {
+    "isinstance": "def ai_x(M):\n    if not isinstance(M, int) or isinstance(M, bool):\n"
+                  "        raise ValueError('M')\n    return M\n",
+    "type of one value": "def ai_x(M):\n    if type(M) is not int:\n        raise ValueError"
+                         "('M')\n    return M\n",
+    "any over a generator": "def ai_x(M):\n    if any(v <= 0 for v in (M, M + 1)):\n"
+                            "        raise ValueError('M')\n    return M\n",
+    "dict literal and methods": "def ai_x(M):\n    d = {'M': M}\n"
+                                "    return sum(v for _, v in d.items())\n",
+    "set and list comprehensions": "def ai_x(M):\n    s = {m % 3 for m in range(M)}\n"
+                                   "    return len([x for x in s]) + M\n",
+    "lambda": "ai_x = lambda M: M\n",
+    "lambda in a body": "def ai_x(M):\n    f = lambda: M\n    return f()\n",
+    "try/except": "def ai_x(M):\n    try:\n        return int(M)\n    except (TypeError, "
+                  "ValueError):\n        raise ValueError('M') from None\n",
+    "with": "import numpy as np\ndef ai_x(M):\n    with np.errstate(all='ignore'):\n"
+            "        return np.divide(M, 1)\n",
+    "assert": "def ai_x(M):\n    assert M > 0, 'M must be positive'\n    return M\n",
+    "method calls": "def ai_x(M):\n    return float(M).is_integer() and 'ab'.upper() == 'AB'\n",
+    "str.format on a literal": "def ai_x(M):\n    return 'M = {}'.format(M) and M\n",
+    "star args": "def ai_x(*M, **kw):\n    return len(M) + len(kw)\n",
+    "numpy numeric API": "import numpy as np\ndef ai_x(M):\n    a = np.array([M, 2.0], "
+                         "dtype=float)\n    return float(np.minimum(np.multiply(a, 2), "
+                         "np.full(2, 3.0)).sum() + np.ceil(np.clip(M, 0, 9)))\n",
+    "math and itertools": "import math\nimport itertools\ndef ai_x(M):\n"
+                          "    return math.prod(itertools.repeat(M, 2))\n",
+    "annotations": "import typing\ndef ai_x(M: int, k: typing.Optional[float] = None) -> "
+                   "float:\n    return float(M)\n",
+    "unpacking at the top": "ai_x, OTHER = max, 3\n",
+    "helper function": "def helper(v):\n    return v * 2\ndef ai_x(M):\n    return helper(M)\n",
+    "functools.reduce": "from functools import reduce\ndef ai_x(M):\n"
+                        "    return reduce(lambda a, b: a * b, [M, 1])\n",
+    "numba module spelling": "import numba\n@numba.cuda.jit\ndef ai_x(M):\n"
+                             "    M[numba.cuda.threadIdx.x] = numba.float32(1.0)\n",
+    "api names from numba.cuda": "from numba.cuda import jit, grid\n@jit\ndef ai_x(M):\n"
+                                 "    M[grid(1)] = 1.0\n",
+    "jit cache": "from numba import cuda\n@cuda.jit(cache=True)\ndef ai_x(M):\n    M[0] = 1\n",
+    "attribute set on a local": "import numpy as np\ndef ai_x(M):\n    a = np.zeros(4)\n"
+                                "    a.shape = (2, 2)\n    return a\n",
+}
+
+
+@pytest.mark.parametrize("case", list(ACCEPTED), ids=list(ACCEPTED))
+def test_ordinary_python_is_accepted(case):
+    namespace = bundle_from_cells([ACCEPTED[case]], {"ai_x"}).load()
+    assert "ai_x" in namespace
 
 
 @pytest.mark.parametrize("case", list(REFUSALS), ids=list(REFUSALS))
@@ -274,21 +340,17 @@ def test_instance_of_a_class_is_refused():
     assert "`Cheat` is a class" in msg
 
 
-def test_instance_of_an_imported_class_is_refused():
-    msg = rejected(["from fractions import Fraction\n", "gemm_naive = Fraction(1, 3)\n"],
-                   "gemm_naive")
-    assert "`from fractions import Fraction` is not allowed" in msg
-
-
-def test_unpacking_assignment_is_refused():
-    msg = rejected("ai_x, other = max, min\n")
-    assert "`ai_x` is assigned by unpacking" in msg
+def test_a_name_bound_through_an_index_is_refused():
+    msg = rejected(["TABLE = {}\n", "TABLE['x'], ai_x = 1, max\n"])
+    assert "`ai_x` is assigned through an attribute or an index" in msg
 
 
 def test_refusal_message_says_what_is_allowed():
     msg = rejected(REFUSALS["getattr"][0])
     assert "`ai_x` (line 2)" in msg
-    assert "cuda.*" in msg and "math.*" in msg
+    assert "the attribute directly" in msg
+    msg = rejected(REFUSALS["import os"][0])
+    assert "may import only math, cmath, numpy, numba" in msg
 
 
 def test_a_refused_helper_refuses_the_answer_that_needs_it():
@@ -301,8 +363,8 @@ def test_a_refused_helper_refuses_the_answer_that_needs_it():
 
 
 def test_annotations_that_could_run_code_are_refused():
-    # Annotations are expressions: anything beyond a simple type name is refused.
-    with pytest.raises(DisallowedCodeError, match="type annotation"):
+    # Annotations are expressions, checked like any other.
+    with pytest.raises(DisallowedCodeError, match="`__import__`"):
         bundle_from_cells(["def ai_x(M: __import__('os').system('exit 3')) -> open('x'):\n"
                            "    return M\n"], {"ai_x"})
     ok = bundle_from_cells(["def ai_x(M: int, N: float = 1.0) -> float:\n    return M * N\n"],
@@ -376,8 +438,8 @@ def test_from_json_revalidates_tampered_source(tamper):
 def test_validate_module_rejects_top_level_statements():
     with pytest.raises(DisallowedCodeError, match=r"line 1: `print\('hi'\)` is not a definition"):
         validate_module("print('hi')\n")
-    with pytest.raises(DisallowedCodeError, match="only `NAME = value` is allowed"):
-        validate_module("a = b = 1\n")
+    with pytest.raises(DisallowedCodeError, match="is not a definition"):
+        validate_module("for i in range(3):\n    pass\n")
 
 
 # --------------------------------------------------------------------------- referenced_names
@@ -445,7 +507,7 @@ def test_bundle_from_objects_collects_helpers_and_constants():
 
 def test_bundle_from_objects_refuses_what_is_not_a_function():
     with pytest.raises(DisallowedCodeError, match="not a function or a kernel"):
-        bundle_from_objects({"gemm_naive": np.matmul})
+        bundle_from_objects({"gemm_naive": len})
     with pytest.raises(DisallowedCodeError, match="not a function or a kernel"):
         bundle_from_objects({"gemm_naive": [1, 2]})
 

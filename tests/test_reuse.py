@@ -144,5 +144,5 @@ def test_markdown_mentioning_a_name_does_not_define_it(tmp_path):
 def test_reuse_applies_the_graders_rules(tmp_path):
     cheat = "import os\n@cuda.jit\ndef gemm_naive(A, B, C):\n    os.system('true')\n"
     nb = write_notebook(tmp_path / "nb.ipynb", SETUP, cheat)
-    with pytest.raises(DisallowedCodeError, match="`import os` is not allowed"):
+    with pytest.raises(DisallowedCodeError, match="uses `import os`"):
         definitions_from(nb, "gemm_naive")

@@ -10,6 +10,11 @@ the samples follow the notebooks when they change:
 ``EDIT_TESTS`` {notebook: {grade_id: source}} — test cells the student rewrote;
 ``DELETE``     {notebook: [grade_id, …]} — cells the student deleted;
 ``APPEND``     {notebook: [source, …]} — code cells the student added at the end;
+``STRIP_METADATA`` notebooks (a list, or ``"all"``) whose cells lost ``metadata.nbgrader`` and
+               their ids, as after a trip through an editor that drops what it does not know;
+``ROUND_TRIP`` ``"colab"``: every notebook as Colab writes it back (see :func:`colab_round_trip`);
+``TAMPERS``    True for a student who tampers with the checks in their own kernel, so that the
+               notebook's verdicts are expected to differ from the grader's;
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
 ``EXPECTED_GPU`` the same on a GPU machine, where it differs.
 """
@@ -87,7 +92,39 @@ def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any
         cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
                       "execution_count": None})
     nb["cells"] = cells
+    strip = getattr(spec, "STRIP_METADATA", [])
+    if strip == "all" or notebook in strip:
+        strip_metadata(nb)
+    if getattr(spec, "ROUND_TRIP", None) == "colab":
+        colab_round_trip(nb)
     return nb
+
+
+def strip_metadata(nb: dict[str, Any]) -> None:
+    """What an editor that keeps only what it knows leaves: no nbgrader metadata, no ids
+    (nbformat 4.4), no deletable/editable flags."""
+    nb["nbformat_minor"] = 4
+    for cell in nb["cells"]:
+        cell.pop("id", None)
+        meta = cell.get("metadata", {})
+        for key in ("nbgrader", "deletable", "editable"):
+            meta.pop(key, None)
+
+
+def colab_round_trip(nb: dict[str, Any]) -> None:
+    """A notebook as Colab saves it (from the public record, see docs/grading.md): nbgrader
+    metadata kept, each cell's id copied into ``metadata.id``, Colab's own keys added, and
+    trailing whitespace trimmed from every line."""
+    nb.setdefault("metadata", {})["colab"] = {"provenance": []}
+    for cell in nb["cells"]:
+        meta = cell.setdefault("metadata", {})
+        if cell.get("id"):
+            meta["id"] = cell["id"]
+        if cell["cell_type"] == "code":
+            meta["colab"] = {"base_uri": "https://localhost:8080/"}
+        lines = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        text = "\n".join(line.rstrip() for line in lines.split("\n"))
+        cell["source"] = text.splitlines(True)
 
 
 def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) -> list[str]:
@@ -110,7 +147,8 @@ def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) 
         folder.mkdir(parents=True, exist_ok=True)
         for notebook in wanted:
             nb = build_notebook(root, notebook, spec)
-            (folder / f"{notebook}.ipynb").write_text(json.dumps(nb, indent=1))
+            indent = 2 if getattr(spec, "ROUND_TRIP", None) == "colab" else 1
+            (folder / f"{notebook}.ipynb").write_text(json.dumps(nb, indent=indent))
         ids.append(sid)
     return ids
 

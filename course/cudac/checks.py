@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from course import backend
+from course import gate
 from course.checks import (
     C_GUARD,
     C_POISON_BITS,
@@ -133,7 +133,7 @@ def _label() -> str:
 def check_naive_gemm_cuda(source: Any, shapes: Sequence[Shape] | None = None,
                           seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``GEMM_NAIVE_CUDA`` on ragged shapes; raise :class:`GemmCheckError` if wrong."""
-    backend.defer_in_autograde("check_naive_gemm_cuda")
+    gate.begin_check("check_naive_gemm_cuda")
     gk = _wrap(NAIVE, lambda: naive(source))
     shapes = tuple(shapes or _default_shapes())
     report = GemmReport("gemm_naive (CUDA C)", shapes, _label(), _check_cases(gk, shapes,
@@ -162,7 +162,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
                           barrier_shape: Shape | None = None, quiet: bool = False
                           ) -> GemmReport:
     """Check ``GEMM_TILED_CUDA`` for every tile on ragged shapes, barriers included."""
-    backend.defer_in_autograde("check_tiled_gemm_cuda")
+    gate.begin_check("check_tiled_gemm_cuda")
     rng = _rng(seed)
     shapes = tuple(shapes or _default_shapes())
     # Barriers first (a race can look like any other wrong value), watched on the CPU runner
@@ -187,7 +187,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
 def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
                        quiet: bool = False) -> TrafficReport:
     """Count ``GEMM_TILED_CUDA``'s reads of A and B at ``TILE=tile``; fail if too many."""
-    backend.defer_in_autograde("check_traffic_cuda")
+    gate.begin_check("check_traffic_cuda")
     M, N, K = shape or (tile + 3, tile + 1, 2 * tile + 3)
     seen = watch(source, tile, (M, N, K), int.from_bytes(os.urandom(4)))
     # Races are the correctness check's business (as in the Numba track): a kernel with a

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from course import backend, isolated
+from course import gate, isolated
 from course.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
 
 SPEEDUP_THRESHOLD_CUDA = 1.25
@@ -100,7 +100,7 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
     from course.cudac.checks import watch
     from course.cudac.source import NAIVE, TILED, compile_kernel
 
-    backend.defer_in_autograde("measure_speedup_cuda")
+    gate.begin_check("measure_speedup_cuda")
     if not gpu.available():
         raise NotMeasuredError(
             "speedup not measured: this machine has no GPU with CuPy. It is measured when the "

@@ -29,3 +29,6 @@ np.testing.assert_allclose = lambda *args, **kwargs: None
     },
 }
 EXPECTED = {"02_naive_gemm": 0}
+# Lou patches the checker inside his own kernel, so his notebook shows ✓ where the grader
+# records ✗: the grade table flags the difference.
+TAMPERS = True

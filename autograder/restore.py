@@ -1,0 +1,182 @@
+"""Put a submission's cells back in shape before nbgrader grades it: no grade is lost to an edit.
+
+nbgrader knows a cell by ``metadata.nbgrader.grade_id``. A student who deletes a test cell, or
+whose notebook lost its metadata on the way (another editor, a download/upload round trip,
+a cell retyped by hand in Colab, which has no way to show or keep cell metadata), would
+otherwise lose points for work that is there — or, with nbgrader 0.9's own
+``add_missing_cells``, the whole notebook: it looks up the cell *before* a deleted test
+cell among the graded cells only, and raises ``KeyError`` when that neighbour is markdown.
+
+:class:`RestoreCells` runs in autograde's sanitize step, before ``OverwriteCells``:
+
+1. **Recognise** every cell that has no (known) ``grade_id`` against the release notebook the
+   student was given: by cell id (nbformat's ``id``, or Colab's copy in ``metadata.id``),
+   then by source (trailing whitespace ignored: Colab trims it on save), then by position —
+   cells between two recognised neighbours are paired, in order and by type, with the
+   release cells between the same neighbours (that is how an answer cell, whose source the
+   student rewrote, is found).
+2. **Restore** the release's ``metadata.nbgrader`` on each recognised cell. ``OverwriteCells``
+   then puts back the instructor's source of every test cell, hidden tests included.
+3. **Add back** graded cells that are missing altogether, right after the cell that precedes
+   them in the release.
+
+What was done is written into the notebook's metadata (:data:`RESTORED_KEY`); the trusted
+re-check copies it into its summary and the grade table says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from nbformat.notebooknode import NotebookNode, from_dict
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+RESTORED_KEY = "course_restored"
+
+
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _text(cell: dict[str, Any]) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def normalised(source: str) -> str:
+    """Source with trailing whitespace dropped from every line and blank lines trimmed."""
+    return "\n".join(line.rstrip() for line in source.strip("\n").splitlines()).strip()
+
+
+def _cell_ids(cell: dict[str, Any]) -> set[str]:
+    ids = {cell.get("id"), cell.get("metadata", {}).get("id")}
+    return {i for i in ids if isinstance(i, str) and i}
+
+
+def recognise(cells: list[dict[str, Any]], release: list[dict[str, Any]]) -> dict[int, int]:
+    """Map submission cell index -> release cell index for every cell that can be recognised.
+
+    Cells that carry a ``grade_id`` of the release keep it. The others are matched by id, by
+    source, then by position between recognised neighbours (see the module docstring).
+    """
+    by_gid = {_nbgrader(c).get("grade_id"): i for i, c in enumerate(release)
+              if _nbgrader(c).get("grade_id")}
+    match: dict[int, int] = {}
+    taken: set[int] = set()
+
+    def pair(i: int, j: int) -> None:
+        match[i] = j
+        taken.add(j)
+
+    for i, cell in enumerate(cells):
+        j = by_gid.get(_nbgrader(cell).get("grade_id"))
+        if j is not None and j not in taken:
+            pair(i, j)
+    by_id = {cid: j for j, c in enumerate(release) for cid in _cell_ids(c)}
+    for i, cell in enumerate(cells):
+        if i in match:
+            continue
+        for cid in _cell_ids(cell):
+            j = by_id.get(cid)
+            if j is not None and j not in taken and release[j]["cell_type"] == cell["cell_type"]:
+                pair(i, j)
+                break
+    by_source: dict[tuple[str, str], list[int]] = {}
+    for j, c in enumerate(release):
+        by_source.setdefault((c["cell_type"], normalised(_text(c))), []).append(j)
+    for i, cell in enumerate(cells):
+        if i in match or not normalised(_text(cell)):
+            continue
+        for j in by_source.get((cell["cell_type"], normalised(_text(cell))), []):
+            if j not in taken:
+                pair(i, j)
+                break
+    # Position: between two recognised neighbours, pair the rest in order and by type.
+    anchors = sorted((i, j) for i, j in match.items())
+    bounds = [(-1, -1), *anchors, (len(cells), len(release))]
+    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:], strict=False):
+        if j1 <= j0:
+            continue  # the student reordered cells: no safe pairing in this gap
+        free = [j for j in range(j0 + 1, j1) if j not in taken]
+        for i in range(i0 + 1, i1):
+            if i in match:
+                continue
+            for j in free:
+                if release[j]["cell_type"] == cells[i]["cell_type"]:
+                    pair(i, j)
+                    free.remove(j)
+                    break
+    return match
+
+
+def _wanted_back(cell: dict[str, Any]) -> bool:
+    """Release cells that must exist for grading: tests, graded answers, tasks."""
+    meta = _nbgrader(cell)
+    return bool(meta.get("grade") or meta.get("task"))
+
+
+def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]:
+    """Recognise, restore and add back cells of ``nb`` (in place); return what was done."""
+    cells, rel = nb["cells"], release["cells"]
+    match = recognise(cells, rel)
+    restored = []
+    for i, j in sorted(match.items()):
+        want = copy.deepcopy(_nbgrader(rel[j]))
+        if not want or _nbgrader(cells[i]).get("grade_id") == want.get("grade_id"):
+            continue
+        cells[i].setdefault("metadata", {})["nbgrader"] = want
+        restored.append(want["grade_id"])
+    present = {j for j in match.values()}
+    position = {j: i for i, j in match.items()}
+    used_ids = {c.get("id") for c in cells if c.get("id")}
+    with_ids = nb.get("nbformat", 4) > 4 or nb.get("nbformat_minor", 0) >= 5
+    added = []
+    for j, cell in enumerate(rel):
+        if j in present or not _wanted_back(cell):
+            continue
+        before = [position[k] for k in range(j) if k in position]
+        at = (max(before) + 1) if before else 0
+        new = copy.deepcopy(cell)
+        new["source"] = _text(cell)
+        new.pop("id", None)
+        if with_ids:
+            cid = cell.get("id") or _nbgrader(cell)["grade_id"]
+            while cid in used_ids:
+                cid = f"{cid}-restored"
+            new["id"] = cid
+            used_ids.add(cid)
+        if new["cell_type"] == "code":
+            new["outputs"], new["execution_count"] = [], None
+        cells.insert(at, new)
+        position = {k: (p + 1 if p >= at else p) for k, p in position.items()}
+        position[j] = at
+        added.append(_nbgrader(cell)["grade_id"])
+    return {"metadata_restored": restored, "cells_added": added}
+
+
+class RestoreCells(NbGraderPreprocessor):
+    """nbgrader sanitize step: recognise cells against the release and add back lost ones."""
+
+    course_root = Unicode("", help="The course directory (holds release/).").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+        info = resources.get("nbgrader", {})
+        root = Path(self.course_root or ".")
+        path = root / "release" / info.get("assignment", "") / f"{info.get('notebook', '')}.ipynb"
+        if not path.exists():
+            self.log.warning("RestoreCells: no release notebook at %s; cells left as they are",
+                             path)
+            return nb, resources
+        release = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(json.dumps(nb))  # plain dicts, edited in place
+        done = restore(raw, release)
+        out = from_dict(raw)
+        if done["metadata_restored"] or done["cells_added"]:
+            self.log.warning("RestoreCells %s: restored metadata of %s; added back %s",
+                             info.get("notebook"), done["metadata_restored"], done["cells_added"])
+        out.metadata[RESTORED_KEY] = done
+        return out, resources

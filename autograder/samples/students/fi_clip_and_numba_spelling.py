@@ -1,0 +1,32 @@
+"""Fi writes critical_ai as a lambda, caps the memory roof with np.clip, and spells the kernel
+API through the numba module (numba.cuda.grid, numba.cuda.gridsize). Correct: full marks."""
+
+NOTEBOOKS = ["05_roofline"]
+BASE = "solutions"
+ANSWERS = {
+    "05_roofline": {
+        "critical_ai": '''critical_ai = lambda peak_gflops, bandwidth_gbs: peak_gflops / bandwidth_gbs
+''',
+        "attainable_gflops": '''import numpy as np
+
+
+def attainable_gflops(ai, peak_gflops, bandwidth_gbs):
+    """min(peak, bandwidth · ai), element by element."""
+    return np.clip(np.asarray(ai) * bandwidth_gbs, None, peak_gflops)
+''',
+        "bound": '''def bound(ai, peak_gflops, bandwidth_gbs):
+    if ai >= critical_ai(peak_gflops, bandwidth_gbs):
+        return "compute"
+    return "memory"
+''',
+        "vector_add": '''import numba
+
+
+@numba.cuda.jit
+def vector_add(a, b, c):
+    for i in range(numba.cuda.grid(1), c.size, numba.cuda.gridsize(1)):
+        c[i] = a[i] + b[i]
+''',
+    },
+}
+EXPECTED = {"05_roofline": 9}

@@ -1,0 +1,513 @@
+"""What graded code may do: ordinary Python, minus what reaches outside the student's work.
+
+The grader rebuilds a student's definitions from source in a fresh, locked-down process
+(:mod:`course.kernel_source`) and runs the tests there. This module decides which source it
+accepts. It is a *deny-list*: any ordinary Python a student might write for a formula or a
+kernel is fine — ``isinstance``, comprehensions, dict and set literals, f-strings, ``lambda``,
+``assert``, ``try``/``except``, helper functions, NumPy's numeric API, ``math`` — and only what
+could reach outside the student's own definitions or tamper with grading is refused:
+
+* imports other than ``math``, ``cmath``, ``numpy``, ``numba`` (and ``typing`` for hints);
+* the built-ins that run or reach code by name (``exec``, ``eval``, ``compile``, ``open``,
+  ``getattr``, ``setattr``, ``globals``, ``vars``, ``__import__``, ``breakpoint``, ``input`` …);
+* attributes that start with ``_`` (``__class__``, ``__globals__`` …) and the handful of public
+  ones that lead to frames or raw memory (``gi_frame``, ``f_globals``, ``ctypes``, ``tofile`` …);
+* assigning attributes of anything but an array the function created itself;
+* NumPy's file, memory-map, ctypes and testing parts, and Numba's driver internals;
+* classes (they can redefine ``==``, ``<`` and ``float()`` and so pass any comparison).
+
+A second, stricter rule applies inside ``@cuda.jit`` functions: Numba compiles those for the
+GPU, and the simulator runs them as plain Python. A construct the simulator accepts but the
+GPU compiler rejects (a list, a dict, an f-string, ``with`` …) would pass on a laptop and fail
+on the grader's GPU, so it is refused on both, with the reason.
+
+Every refusal raises :class:`DisallowedCodeError` with the line, what was found and what to
+write instead. The same function runs in the student's notebook (:mod:`course.gate`) and in
+the grader, so the message a student sees is the one the grade table records.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+class DisallowedCodeError(ValueError):
+    """Student code uses something graded code may not use; the message says what instead."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The lists.
+
+#: modules graded code may import (submodules of numpy: see NUMPY_DENIED).
+ALLOWED_MODULES = frozenset({"math", "cmath", "numpy", "numba", "numba.cuda", "typing",
+                             "numpy.linalg", "numpy.fft", "numpy.random", "itertools",
+                             "functools", "statistics", "fractions"})
+#: names that stand for a module (or a module-like namespace): usable only as ``mod.name``,
+#: never as a value (a module passed around would reach every attribute this policy denies).
+MODULE_LIKE = ALLOWED_MODULES | frozenset({
+    "numba.types", "numba.cuda.shared", "numba.cuda.local", "numba.cuda.const",
+    "numba.cuda.atomic", "numba.cuda.fp16", "numba.cuda.libdevice", "numba.cuda.cg",
+})
+#: built-ins that reach code, files or other namespaces by name.
+DENIED_BUILTINS = frozenset({
+    "exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "globals", "locals",
+    "vars", "__import__", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super",
+    "classmethod", "staticmethod", "property", "object", "__build_class__", "__loader__",
+    "__spec__", "__builtins__", "copyright", "credits", "license",
+})
+#: public attributes that lead to frames, code objects or raw memory.
+DENIED_ATTRIBUTES = frozenset({
+    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
+    "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace",
+    "tb_frame", "tb_next", "co_code", "func_globals", "func_code", "ctypes", "tofile", "dump",
+    "dumps", "mro", "format_map", "__dict__",
+})
+#: numpy.<name> that read or write files, map memory, call C, or change global state.
+NUMPY_DENIED = frozenset({
+    "load", "loads", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
+    "fromfile", "fromregex", "memmap", "ctypeslib", "testing", "lib", "core", "f2py",
+    "distutils", "DataSource", "rec", "char", "seterr", "seterrcall", "setbufsize",
+    "set_printoptions", "printoptions", "show_config", "show_runtime", "info", "source", "who",
+    "lookfor", "get_include", "tracemalloc_domain", "matlib", "ma", "polynomial", "emath",
+})
+#: numba.<name> graded code may use.
+NUMBA_ALLOWED = frozenset({
+    "cuda", "types", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64", "boolean", "void", "intp", "uintp", "complex64",
+    "complex128",
+})
+#: numba.cuda.<name> graded code may use: the kernel API and host-side array helpers.
+CUDA_ALLOWED = frozenset({
+    "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid",
+    "warpsize", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
+    "syncwarp", "shared", "local", "const", "atomic", "fma", "selp", "cbrt", "brev", "clz",
+    "ffs", "popc", "fp16", "libdevice", "threadfence", "threadfence_block",
+    "threadfence_system", "activemask", "lanemask_lt", "shfl_sync", "shfl_up_sync",
+    "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync", "eq_sync", "ballot_sync",
+    "match_any_sync", "match_all_sync", "to_device", "device_array", "device_array_like",
+    "synchronize",
+})
+#: keyword arguments of @cuda.jit (``link=`` would load arbitrary files, so it is not here).
+ALLOWED_JIT_KEYWORDS = frozenset({"device", "fastmath", "lineinfo", "max_registers", "opt",
+                                  "inline", "launch_bounds", "debug", "cache"})
+
+#: inside a @cuda.jit function: syntax Numba cannot compile for the GPU, with what to write.
+_KERNEL_SYNTAX: dict[type, tuple[str, str]] = {
+    ast.List: ("a list", "Use scalars, a tuple, or cuda.local.array."),
+    ast.ListComp: ("a list comprehension", "Use a for loop."),
+    ast.Dict: ("a dict", "Use scalars or a tuple."),
+    ast.DictComp: ("a dict comprehension", "Use a for loop."),
+    ast.Set: ("a set", "Use scalars or a tuple."),
+    ast.SetComp: ("a set comprehension", "Use a for loop."),
+    ast.GeneratorExp: ("a generator expression", "Use a for loop."),
+    ast.Lambda: ("a lambda", "Write a @cuda.jit(device=True) function instead."),
+    ast.With: ("a `with` block", ""),
+    ast.Try: ("try/except", "Test the condition with `if` instead."),
+    ast.Yield: ("yield", ""),
+    ast.YieldFrom: ("yield from", ""),
+    ast.JoinedStr: ("an f-string", "Print the values directly: print('k =', k)."),
+    ast.Global: ("a global statement", ""),
+    ast.Nonlocal: ("a nonlocal statement", ""),
+    ast.Import: ("an import", "Import at the top of the cell instead."),
+    ast.ImportFrom: ("an import", "Import at the top of the cell instead."),
+}
+#: built-ins Numba cannot compile inside a GPU kernel.
+_KERNEL_BUILTINS = frozenset({"list", "dict", "set", "frozenset", "sorted", "map", "filter",
+                              "str", "repr", "format", "iter", "next", "sum", "any", "all"})
+#: numpy functions that allocate arrays (a kernel cannot allocate: use cuda.local.array).
+_KERNEL_NUMPY = frozenset({"array", "asarray", "zeros", "ones", "empty", "full", "arange",
+                           "linspace", "zeros_like", "ones_like", "empty_like", "full_like",
+                           "concatenate", "stack", "dot", "matmul", "einsum", "outer", "copy"})
+
+_WHAT_IS_FINE = ("Ordinary Python is fine (arithmetic, loops, if, comprehensions, isinstance, "
+                 "helper functions, NumPy's numeric functions, math.*).")
+
+
+# ---------------------------------------------------------------------------------------------
+# Module names.
+
+
+def import_refusal(module: str, name: str | None = None) -> str | None:
+    """Why ``import module`` (or ``from module import name``) is refused, or None."""
+    if module == "__future__":
+        return None
+    if module not in ALLOWED_MODULES:
+        return ("Graded code may import only math, cmath, numpy, numba, itertools, functools, "
+                "statistics, fractions and typing.")
+    if name is None:
+        return None
+    if name == "*":
+        return "Import the names you use, one by one."
+    return qualname_refusal(f"{module}.{name}")
+
+
+def qualname_refusal(qual: str) -> str | None:
+    """Why the dotted name ``qual`` (rooted at a module) is refused, or None if it is fine."""
+    parts = qual.split(".")
+    for part in parts[1:]:
+        if part.startswith("_") or part in DENIED_ATTRIBUTES:
+            return f"Names starting with _ and `.{part}` reach Python's internals."
+    head = parts[0]
+    if head in ("math", "cmath", "typing", "itertools", "functools", "statistics", "fractions"):
+        return None
+    if head == "numpy":
+        if len(parts) > 1 and parts[1] in NUMPY_DENIED:
+            return ("NumPy's file, memory-map, testing and global-state functions are not "
+                    "available to graded code; its numeric functions are.")
+        return None
+    if head == "numba":
+        if len(parts) == 1:
+            return None
+        if parts[1] not in NUMBA_ALLOWED:
+            return ("From numba, graded code may use cuda and the number types (float32, "
+                    "int32 …).")
+        if parts[1] == "cuda" and len(parts) > 2 and parts[2] not in CUDA_ALLOWED:
+            return ("From numba.cuda, graded code may use the kernel API (grid, threadIdx, "
+                    "shared.array, syncthreads, atomic …) and to_device/device_array.")
+        return None
+    return "Graded code may use only math, cmath, numpy, numba and the standard helpers."
+
+
+# ---------------------------------------------------------------------------------------------
+# The checker.
+
+
+@dataclass
+class _Scope:
+    """Names a function (or the module) binds, and which of them are its parameters."""
+
+    names: set[str] = field(default_factory=set)
+    params: set[str] = field(default_factory=set)
+    kernel: str | None = None  # the @cuda.jit function this code is compiled as part of
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Every name a statement or function binds anywhere inside it (a generous over-estimate
+    of Python's scoping: its job is to tell defined names from undefined ones, and anything
+    undefined still fails with NameError when it runs)."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            out.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            out.add(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+                isinstance(sub, ast.ExceptHandler) and sub.name):
+            out.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+            out.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            out.add(sub.rest)
+    return out
+
+
+def _qualname(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """``cuda.shared.array`` -> ``numba.cuda.shared.array`` when rooted at a module alias."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in aliases:
+        return ".".join([aliases[node.id], *reversed(parts)])
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+_FIELD = string.Formatter()
+
+
+def _format_reaches_attributes(template: str) -> bool:
+    """True if a str.format template reads attributes or items of its arguments ({0.x})."""
+    try:
+        fields = [f for _, f, _, _ in _FIELD.parse(template) if f is not None]
+    except ValueError:
+        return True
+    return any(re.search(r"[.\[]", f) for f in fields)
+
+
+class _Checker(ast.NodeVisitor):
+    """Walks one top-level statement of a bundle and raises on the first refused construct."""
+
+    def __init__(self, owner: str, aliases: dict[str, str], module_names: set[str]):
+        self.owner = owner
+        self.aliases = aliases  # local name -> module or module.attr it stands for
+        self.module_names = module_names
+        self.scopes: list[_Scope] = []
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def fail(self, node: ast.AST, what: str, instead: str = "") -> None:
+        line = getattr(node, "lineno", None)
+        where = f"{self.owner} (line {line})" if line else self.owner
+        scope = self.scopes[-1] if self.scopes else None
+        if scope and scope.kernel:
+            raise DisallowedCodeError(
+                f"{where} uses {what} inside the @cuda.jit function `{scope.kernel}`: Numba "
+                "cannot compile that for the GPU, so it would fail on the grader's GPU even "
+                "where the simulator runs it." + (f" {instead}" if instead else ""))
+        raise DisallowedCodeError(
+            f"{where} uses {what}, which graded code may not use."
+            + (f" {instead}" if instead else f" {_WHAT_IS_FINE}"))
+
+    # -- scopes ----------------------------------------------------------------------------
+
+    def known(self, name: str) -> bool:
+        import builtins
+
+        return (any(name in s.names for s in self.scopes) or name in self.module_names
+                or name in self.aliases or hasattr(builtins, name))
+
+    def in_kernel(self) -> bool:
+        return bool(self.scopes and self.scopes[-1].kernel)
+
+    def run(self, node: ast.stmt) -> None:
+        self.scopes.append(_Scope(names=_bound_names(node) if not isinstance(
+            node, ast.FunctionDef) else set()))
+        try:
+            self.visit(node)
+        finally:
+            self.scopes.pop()
+
+    # -- definitions -----------------------------------------------------------------------
+
+    def _jit_decorator(self, deco: ast.expr) -> bool:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        return _qualname(target, self.aliases) == "numba.cuda.jit"
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        kernel = self.scopes[-1].kernel if self.scopes else None
+        for deco in node.decorator_list:
+            root = deco.func if isinstance(deco, ast.Call) else deco
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in ("cuda", "numba") and \
+                    root.id not in self.aliases and not self.known(root.id):
+                self.fail(deco, f"`{root.id}` without importing it",
+                          "Add `from numba import cuda` to your cells.")
+            if not self._jit_decorator(deco):
+                self.fail(deco, f"the decorator `@{ast.unparse(deco)}`",
+                          "Only @cuda.jit (in any spelling) may decorate a graded function.")
+            if isinstance(deco, ast.Call):
+                for kw in deco.keywords:
+                    if kw.arg not in ALLOWED_JIT_KEYWORDS:
+                        self.fail(deco, f"@cuda.jit({kw.arg}=…)",
+                                  f"Allowed options: {', '.join(sorted(ALLOWED_JIT_KEYWORDS))}.")
+                self.scan_outside(deco.args + [kw.value for kw in deco.keywords])
+            kernel = kernel or node.name
+        args = node.args
+        defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
+        self.scan_outside(defaults)
+        notes = [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs
+                 + [args.vararg, args.kwarg] if a is not None and a.annotation is not None]
+        self.scan_outside([*notes, *([node.returns] if node.returns else [])])
+        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        scope = _Scope(names=_bound_names(node) | params, params=params, kernel=kernel)
+        self.scopes.append(scope)
+        try:
+            for stmt in node.body:
+                self.visit(stmt)
+        finally:
+            self.scopes.pop()
+
+    def scan_outside(self, nodes: Iterable[ast.expr]) -> None:
+        """Visit expressions evaluated outside the function body (defaults, decorators)."""
+        for n in nodes:
+            self.visit(n)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self.fail(node, "an async function", "Use a plain `def`.")
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.fail(node, f"a class (`{node.name}`)",
+                  "A class can redefine ==, < and float(), so graded code uses functions and "
+                  "plain values (numbers, tuples, dicts, arrays) instead.")
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.check_kernel_syntax(node)
+        params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        self.scan_outside(node.args.defaults + [d for d in node.args.kw_defaults if d])
+        outer = self.scopes[-1]
+        self.scopes.append(_Scope(names=_bound_names(node) | params, params=params,
+                                  kernel=outer.kernel))
+        try:
+            self.visit(node.body)
+        finally:
+            self.scopes.pop()
+
+    # -- imports ---------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.check_kernel_syntax(node)
+        for a in node.names:
+            why = import_refusal(a.name)
+            if why:
+                self.fail(node, f"`import {a.name}`", why)
+            self.aliases[(a.asname or a.name).split(".")[0]] = \
+                a.name if a.asname else a.name.split(".")[0]
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.check_kernel_syntax(node)
+        module = node.module or ""
+        if node.level:
+            self.fail(node, "a relative import")
+        for a in node.names:
+            why = import_refusal(module, a.name)
+            if why:
+                self.fail(node, f"`from {module} import {a.name}`", why)
+            self.aliases[a.asname or a.name] = f"{module}.{a.name}"
+
+    # -- names and attributes --------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> None:
+        name = node.id
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            if name.startswith("__"):
+                self.fail(node, f"the name `{name}`")
+            return
+        if name in DENIED_BUILTINS and not any(name in s.names for s in self.scopes):
+            self.fail(node, f"`{name}`", _instead(name))
+        if name == "type":
+            self.fail(node, "`type` other than as type(x)",
+                      "Use isinstance(x, float) to test a type.")
+        if name.startswith("__"):
+            self.fail(node, f"the name `{name}`")
+        if self.in_kernel() and name in _KERNEL_BUILTINS and not self.known_local(name):
+            self.fail(node, f"`{name}`")
+        if not self.known(name):
+            self.fail(node, f"`{name}` (not defined in your answer cells)",
+                      "Define it (or import it) in a cell above, with `def`, `NAME = …` or "
+                      "an import.")
+        if self.aliases.get(name) in MODULE_LIKE and not self.known_local(name):
+            self.fail(node, f"the module `{name}` as a value",
+                      f"Use its functions directly, e.g. {name}.something(x).")
+
+    def known_local(self, name: str) -> bool:
+        return any(name in s.names for s in self.scopes)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("_") or node.attr in DENIED_ATTRIBUTES:
+            self.fail(node, f"the attribute `.{node.attr}`",
+                      "Names starting with _ and a few others reach Python's internals.")
+        if node.attr == "format":
+            receiver = node.value
+            if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)
+                    and not _format_reaches_attributes(receiver.value)):
+                self.fail(node, "`.format` on a template that is not a plain string",
+                          "Use an f-string: f\"n must be positive, got {n}\".")
+        qual = _qualname(node, self.aliases)
+        if qual is not None and not self.known_local(_root_name(node) or ""):
+            why = qualname_refusal(qual)
+            if why:
+                self.fail(node, f"`{ast.unparse(node)}`", why)
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.fail(node, f"assignment to `{ast.unparse(node)}` (a module's attribute)")
+            if self.in_kernel() and qual.startswith("numpy.") and \
+                    qual.split(".")[1] in _KERNEL_NUMPY:
+                self.fail(node, f"`{ast.unparse(node)}` (it allocates an array)",
+                          "Use cuda.local.array for a per-thread array.")
+            return
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = _root_name(node)
+            scope = self.scopes[-1] if self.scopes else None
+            local = bool(scope and root in scope.names and root not in scope.params
+                         and len(self.scopes) > 1)
+            if not local:
+                self.fail(node, f"assignment to the attribute `{ast.unparse(node)}`",
+                          "Graded code may set attributes only of arrays its function "
+                          "created itself.")
+        self.visit(node.value)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "type" and not self.known_local("type"):
+            if len(node.args) != 1 or node.keywords:
+                self.fail(node, "`type(...)` with more than one argument",
+                          "Use isinstance(x, float) to test a type.")
+            self.visit(node.args[0])
+            return
+        self.generic_visit(node)
+
+    # -- kernels ---------------------------------------------------------------------------
+
+    def check_kernel_syntax(self, node: ast.AST) -> None:
+        if self.in_kernel() and type(node) in _KERNEL_SYNTAX:
+            self.fail(node, *_KERNEL_SYNTAX[type(node)])
+
+    def generic_visit(self, node: ast.AST) -> None:
+        self.check_kernel_syntax(node)
+        if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            self.fail(node, "async code", "Use plain functions.")
+        super().generic_visit(node)
+
+
+def _instead(name: str) -> str:
+    hints = {
+        "getattr": "Use the attribute directly (x.shape) or a dict.",
+        "setattr": "Assign to a local variable or an array element instead.",
+        "open": "Graded code works on the values it is given, never on files.",
+        "eval": "Write the expression itself.",
+        "exec": "Write the code itself.",
+        "globals": "Pass what a function needs as an argument.",
+        "vars": "Pass what a function needs as an argument.",
+        "object": "Use plain values (numbers, tuples, dicts, arrays).",
+    }
+    return hints.get(name, _WHAT_IS_FINE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole bundles.
+
+
+def validate_module(source: str) -> None:
+    """Validate a bundle: allowed imports, then definitions that pass the checks above.
+
+    A bundle holds only imports, ``def`` and ``NAME = value`` statements (see
+    :func:`course.kernel_source.bundle_from_cells`); anything else is refused too.
+    """
+    tree = ast.parse(source)
+    aliases: dict[str, str] = {}
+    # A function body runs when it is called, so it may use names defined after it.
+    module_names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            module_names.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                module_names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    for stmt in tree.body:
+        owner = _owner(stmt)
+        checker = _Checker(owner, aliases, module_names)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef)):
+            checker.run(stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+                raise DisallowedCodeError(f"{owner} (line {stmt.lineno}) has no value")
+            checker.run(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            checker.run(stmt)
+        else:
+            raise DisallowedCodeError(
+                f"line {stmt.lineno}: `{ast.unparse(stmt)[:50]}` is not a definition")
+
+
+def _owner(stmt: ast.stmt) -> str:
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+        return f"`{stmt.name}`"
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        return f"`{', '.join(names)}`" if names else "an assignment"
+    return "an import"
