@@ -29,6 +29,8 @@ COURSE_ID = "gpu-week4"
 ASSIGNMENT = "week4"
 KERNEL_NAME = "week4-sandboxed"
 REFERENCE_NOTEBOOK = "02_naive_gemm.ipynb"
+#: the CUDA C track's reference naive kernel: the GEMM_NAIVE_CUDA string of this notebook
+REFERENCE_NOTEBOOK_CUDA = "02c_naive_gemm_cuda.ipynb"
 
 
 def cell_timeout() -> int:
@@ -66,9 +68,30 @@ def reference_bundle_file(root: Path, folder: Path) -> str:
     ]
     cells = [c.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "") for c in cells]
     bundle = bundle_from_cells(cells, {"gemm_naive"})
+    reference = {"gemm_naive": bundle.to_json()}
+    cuda = _reference_cuda_source(root / "source" / ASSIGNMENT / REFERENCE_NOTEBOOK_CUDA)
+    if cuda is not None:
+        reference["GEMM_NAIVE_CUDA"] = cuda
     out = folder / "reference-naive.json"
-    out.write_text(json.dumps({"gemm_naive": bundle.to_json()}))
+    out.write_text(json.dumps(reference))
     return str(out)
+
+
+def _reference_cuda_source(path: Path) -> str | None:
+    """The string literal assigned to GEMM_NAIVE_CUDA in the source notebook's solution."""
+    import ast
+
+    if not path.exists():
+        return None
+    for cell in json.loads(path.read_text())["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] != "code" or "GEMM_NAIVE_CUDA" not in text:
+            continue
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] \
+                    == ["GEMM_NAIVE_CUDA"] and isinstance(node.value, ast.Constant):
+                return str(node.value.value)
+    return None
 
 
 def configure(c: Any, root: Path) -> None:

@@ -31,6 +31,10 @@ from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOG_LOCK = threading.Lock()
+#: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are
+#: shown but never counted (see :func:`choose_track`).
+TRACKS = {"Numba": ("02_naive_gemm", "03_tiled_gemm"),
+          "CUDA C": ("02c_naive_gemm_cuda", "03c_tiled_gemm_cuda")}
 
 
 def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
@@ -85,6 +89,32 @@ class Row:
     lost: dict[str, str] = field(default_factory=dict)
     #: "notebook:grade_id": the student's kernel showed one verdict, the grader recorded another.
     differs: dict[str, str] = field(default_factory=dict)
+    track: str = ""
+    off_track: list[str] = field(default_factory=list)
+
+
+def choose_track(row: Row, notebooks: list[str]) -> None:
+    """Decide which track a student did, and leave the other track's notebooks out.
+
+    The track whose notebooks the student handed in; if both or neither, the one that scores
+    more (points, then fraction). An untouched notebook of the other track then never lowers
+    the student's total, and a student who tried both keeps the better.
+    """
+    present = {name: [nb for nb in nbs if nb in notebooks] for name, nbs in TRACKS.items()}
+    present = {name: nbs for name, nbs in present.items() if nbs}
+    if len(present) < 2:
+        return
+    handed = [name for name, nbs in present.items()
+              if any(nb in row.scores and nb not in row.missing for nb in nbs)]
+
+    def points(name: str) -> tuple[float, float]:
+        s = sum(row.scores.get(nb, (0.0, 0.0))[0] for nb in present[name])
+        m = sum(row.scores.get(nb, (0.0, 0.0))[1] for nb in present[name])
+        return s, s / m if m else 0.0
+
+    candidates = handed if len(handed) == 1 else list(present)
+    row.track = max(candidates, key=points)
+    row.off_track = [nb for name, nbs in present.items() if name != row.track for nb in nbs]
 
 
 def _read_summary(root: Path, student: str, notebook: str) -> dict:
@@ -167,6 +197,8 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                             cell = gb.find_grade_cell(x.split(":", 1)[1], name, ASSIGNMENT)
                             m -= cell.max_score
                     row.scores[name] = (s, m)
+    for row in rows:
+        choose_track(row, notebooks)
     return notebooks, rows
 
 
@@ -179,9 +211,13 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
         cells, tot, mx = [], 0.0, 0.0
         for nb in notebooks:
             s, m = row.scores.get(nb, (0.0, 0.0))
+            if nb in row.off_track:
+                cells.append("·".rjust(10))
+                continue
             tot, mx = tot + s, mx + m
             cells.append(("—" if nb in row.missing else f"{s:g}/{m:g}").rjust(10))
-        notes = list(row.notes)
+        notes = [f"track: {row.track}"] if row.track else []
+        notes += row.notes
         if row.manual:
             notes.append(f"to grade by hand: {', '.join(row.manual)}")
         if row.not_measured:
@@ -198,8 +234,9 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
                   *reasons]
     lines.append("")
     lines.append(f"sandbox: {sandbox.sandbox_status()}")
-    lines.append("— = notebook not handed in (scored 0). 'not measured' checks are excluded "
-                 "from the maximum; grade them on a GPU machine with `make grade`.")
+    lines.append("— = notebook not handed in (scored 0). · = the other track's notebook "
+                 "(2/3 in Numba, 2c/3c in CUDA C): not counted. 'not measured' checks are "
+                 "excluded from the maximum; grade them on a GPU machine with `make grade`.")
     return "\n".join(lines)
 
 
@@ -283,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps(
                 {r.student: {"scores": r.scores, "not_measured": r.not_measured,
                              "manual": r.manual, "missing": r.missing, "notes": r.notes,
-                             "lost": r.lost, "differs": r.differs}
+                             "lost": r.lost, "differs": r.differs,
+                             "track": r.track, "off_track": r.off_track}
                  for r in rows}, indent=1))
     return 0
 

@@ -103,7 +103,10 @@ def _is_c_contiguous(x: Any) -> bool:
     if isinstance(x, np.ndarray):
         return bool(x.flags.c_contiguous)
     method = getattr(x, "is_c_contiguous", None)
-    return bool(method()) if callable(method) else False
+    if callable(method):
+        return bool(method())
+    flags = getattr(x, "flags", None)  # CuPy arrays
+    return bool(getattr(flags, "c_contiguous", False))
 
 
 def check_array(x: Any, name: str) -> tuple[int, int]:

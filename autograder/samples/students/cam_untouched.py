@@ -3,4 +3,5 @@
 NOTEBOOKS = "all"
 BASE = "release"
 EXPECTED = {"01_arithmetic_intensity": 0, "02_naive_gemm": 0, "03_tiled_gemm": 0,
+            "02c_naive_gemm_cuda": 0, "03c_tiled_gemm_cuda": 0,
             "05_roofline": 0, "06_tile_sweep": 0, "07_bonus_register_tiling": 0}

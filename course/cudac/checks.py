@@ -1,0 +1,213 @@
+"""Correctness and traffic checks for the CUDA C kernels, as strict as the Numba track's.
+
+The same rules as :mod:`course.checks` and :mod:`course.traffic`, with the same messages:
+fresh random inputs, ragged shapes, C poisoned with a marked NaN, a float64 reference with a
+tolerance scaled to each element. Where the kernel runs:
+
+* **On a GPU** (CuPy present): through ``cupy.RawKernel``, with A and B inside NaN guard
+  regions and C inside a sentinel (:mod:`course.cudac.gpu`).
+* **Without one**: on the course's CPU runner (:mod:`course.cudac.cpu`), which stops nothing
+  but reports every out-of-bounds index exactly, with the thread and the source line.
+
+Barriers and memory traffic are always judged on the CPU runner, GPU or not: it runs the
+threads of a block in a fixed order and sees every shared-memory access, so a missing
+``__syncthreads()`` fails every time instead of now and then, and it counts every element of
+A and B the kernel reads — a measurement, not a search of the source text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from course import gate
+from course.checks import (
+    C_GUARD,
+    C_POISON_BITS,
+    GPU_SHAPES,
+    INPUT_GUARD_BITS,
+    RACE_PROBE_TILE,
+    GemmCheckError,
+    GemmReport,
+    diagnose,
+    random_operands,
+)
+from course.cudac import cpu, gpu, nvrtc
+from course.cudac.launch import CudaGemm, naive, tiled, where
+from course.cudac.source import NAIVE, TILED, KernelSpec
+from course.launch import TILES
+from course.speedup import NotMeasuredError
+from course.traffic import (
+    TRAFFIC_SLACK,
+    TrafficCheckError,
+    TrafficReport,
+    naive_reads,
+    tiled_reads,
+)
+
+Shape = tuple[int, int, int]
+
+#: On the CPU runner every access goes through a hook, so shapes stay moderate; they keep the
+#: awkward cases (1×1×1, K below and above the tile, tall, wide, nothing a multiple of 16).
+CPU_SHAPES: tuple[Shape, ...] = ((1, 1, 1), (33, 20, 7), (19, 9, 37), (7, 40, 5), (40, 3, 11),
+                                 (37, 35, 45))
+
+
+class CheckNotRunError(NotMeasuredError):
+    """The check needs a tool this machine lacks (NVRTC, a C++ compiler): never a pass or a
+    fail, and the grade table says so."""
+
+
+def _rng(seed: int | None) -> np.random.Generator:
+    return np.random.default_rng(seed if seed is not None else int.from_bytes(os.urandom(8)))
+
+
+def _wrap(spec: KernelSpec, build: Any) -> CudaGemm:
+    """Compile (NVRTC) through ``build``; turn 'not written' and missing tools into their
+    course errors."""
+    try:
+        return build()
+    except NotImplementedError:
+        raise GemmCheckError(
+            f"{spec.variable} is not written yet: replace the placeholder lines "
+            "`# YOUR CODE HERE` and `raise NotImplementedError()` inside the string with your "
+            "CUDA C") from None
+    except (nvrtc.NvrtcUnavailableError, cpu.CpuRunnerUnavailableError) as exc:
+        raise CheckNotRunError(f"{spec.variable} could not be checked here: {exc}") from None
+
+
+def _where() -> str:
+    try:
+        return where()
+    except cpu.CpuRunnerUnavailableError as exc:
+        raise CheckNotRunError(f"CUDA C kernels cannot run here: {exc}") from None
+
+
+def run_guarded(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
+    """One launch with guards and poison: C, whether anything outside C was written, and the
+    problems the CPU runner saw (always empty on a GPU, which cannot see them)."""
+    cfg = gk.launch_for(A.shape[0], B.shape[1])
+    if _where() == "gpu":
+        kernel = gpu.raw_kernel(gk.source, gk.spec, gk.tile)
+        C, outside = gpu.run_guarded(kernel, A, B, cfg.grid, cfg.block,
+                                     c_poison_bits=int(C_POISON_BITS),
+                                     input_guard_bits=int(INPUT_GUARD_BITS),
+                                     c_guard=float(C_GUARD))
+        return C, outside, []
+    try:
+        run = cpu.run(cpu.build(gk.source, gk.spec, gk.tile), A, B, cfg.grid, cfg.block)
+    except cpu.CpuBuildError as exc:
+        raise GemmCheckError(str(exc)) from None
+    return run.C, run.wrote_outside, run.problems
+
+
+def _check_cases(gk: CudaGemm, shapes: Sequence[Shape], rng: np.random.Generator) -> float:
+    worst = 0.0
+    for M, N, K in shapes:
+        A, B = random_operands(M, N, K, rng)
+        try:
+            C, outside, problems = run_guarded(gk, A, B)
+        except TimeoutError as exc:
+            raise GemmCheckError(f"{gk.name}: {exc}") from None
+        if problems:
+            raise GemmCheckError(f"{gk.name}: {problems[0]}")
+        problem = diagnose(C, A, B, gk.block, outside)
+        if problem:
+            raise GemmCheckError(f"{gk.name}: {problem}")
+        ref = A.astype(np.float64) @ B.astype(np.float64)
+        worst = max(worst, float(np.linalg.norm(C - ref) / (np.linalg.norm(ref) or 1.0)))
+    return worst
+
+
+def _default_shapes() -> tuple[Shape, ...]:
+    return GPU_SHAPES if _where() == "gpu" else CPU_SHAPES
+
+
+def _label() -> str:
+    return "GPU, CuPy RawKernel" if _where() == "gpu" else "CPU runner"
+
+
+def check_naive_gemm_cuda(source: Any, shapes: Sequence[Shape] | None = None,
+                          seed: int | None = None, quiet: bool = False) -> GemmReport:
+    """Check ``GEMM_NAIVE_CUDA`` on ragged shapes; raise :class:`GemmCheckError` if wrong."""
+    gate.begin_check("check_naive_gemm_cuda")
+    gk = _wrap(NAIVE, lambda: naive(source))
+    shapes = tuple(shapes or _default_shapes())
+    report = GemmReport("gemm_naive (CUDA C)", shapes, _label(), _check_cases(gk, shapes,
+                                                                             _rng(seed)))
+    if not quiet:
+        print(report)
+    return report
+
+
+def watch(source: Any, tile: int, shape: Shape, seed: int) -> cpu.CpuRun:
+    """One instrumented run of ``GEMM_TILED_CUDA`` on the CPU runner (GPU or not)."""
+    gk = _wrap(TILED, lambda: tiled(source, tile))
+    A, B = random_operands(*shape, np.random.default_rng(seed))
+    cfg = gk.launch_for(shape[0], shape[1])
+    try:
+        return cpu.run(_wrap(TILED, lambda: cpu.build(gk.source, TILED, tile)), A, B,
+                       cfg.grid, cfg.block)
+    except cpu.CpuBuildError as exc:
+        raise GemmCheckError(str(exc)) from None
+    except TimeoutError as exc:
+        raise GemmCheckError(f"{gk.name}: {exc}") from None
+
+
+def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
+                          shapes: Sequence[Shape] | None = None, seed: int | None = None,
+                          barrier_shape: Shape | None = None, quiet: bool = False
+                          ) -> GemmReport:
+    """Check ``GEMM_TILED_CUDA`` for every tile on ragged shapes, barriers included."""
+    gate.begin_check("check_tiled_gemm_cuda")
+    rng = _rng(seed)
+    shapes = tuple(shapes or _default_shapes())
+    # Barriers first (a race can look like any other wrong value), watched on the CPU runner
+    # at one small tile whose K spans several tiles, so both barriers matter.
+    ptile = RACE_PROBE_TILE
+    probe = barrier_shape or (ptile + 3, ptile + 1, 2 * ptile + 3)
+    seen = watch(source, ptile, probe, int(rng.integers(2**31)))
+    for found in (seen.problems, seen.races, seen.uninitialised):
+        if found:
+            raise GemmCheckError(f"gemm_tiled (TILE={ptile}) for M, N, K = {probe}: {found[0]}")
+    worst = 0.0
+    for tile in tiles:
+        gk = _wrap(TILED, lambda tile=tile: tiled(source, tile))
+        worst = max(worst, _check_cases(gk, shapes, rng))
+    report = GemmReport(f"gemm_tiled (CUDA C, TILE {', '.join(map(str, tiles))})", shapes,
+                        _label(), worst)
+    if not quiet:
+        print(report)
+    return report
+
+
+def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
+                       quiet: bool = False) -> TrafficReport:
+    """Count ``GEMM_TILED_CUDA``'s reads of A and B at ``TILE=tile``; fail if too many."""
+    gate.begin_check("check_traffic_cuda")
+    M, N, K = shape or (tile + 3, tile + 1, 2 * tile + 3)
+    seen = watch(source, tile, (M, N, K), int.from_bytes(os.urandom(4)))
+    # Races are the correctness check's business (as in the Numba track): a kernel with a
+    # missing barrier still has a tiled kernel's traffic. An access outside the arrays or a
+    # crash leaves nothing to count.
+    problem = (seen.problems or [None])[0]
+    if problem:
+        raise TrafficCheckError(f"gemm_tiled (TILE={tile}) could not be counted: {problem}")
+    reads = seen.reads_a + seen.reads_b
+    model = tiled_reads(M, N, K, tile)
+    report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
+    if reads > TRAFFIC_SLACK * model:
+        raise TrafficCheckError(
+            f"gemm_tiled (TILE={tile}) read {reads:,} elements of A and B for M={M}, N={N}, "
+            f"K={K}; a tiled kernel loads about {model:,} (whole tiles), at most "
+            f"{TRAFFIC_SLACK}× that is accepted, and the naive kernel reads {report.naive:,}. "
+            "Each thread should read ONE element of A and ONE of B per step into shared "
+            "memory; the multiply loop must read only the shared tiles.")
+    if reads == 0:
+        raise TrafficCheckError(f"gemm_tiled (TILE={tile}) read nothing from A or B")
+    if not quiet:
+        print(report)
+    return report

@@ -1,0 +1,140 @@
+"""Is the tiled CUDA C kernel really faster? The Numba track's measurement, for CUDA C.
+
+The same design as :mod:`course.speedup`: a fresh process receives only the kernels' source
+(here plain CUDA C strings), compiles them with CuPy into its own empty kernel cache, checks
+each once with guards, and times the student's tiled kernel (TILE 32), the student's naive
+kernel and, when the grader supplies it, the course's reference naive kernel, interleaved on
+the same inputs. The verdict is a ratio of medians from that one run.
+
+The threshold is the CUDA C track's own. CUDA C kernels are compiled by NVRTC with 32-bit
+index arithmetic and full optimisation, so the naive kernel is already ~4× faster than
+Numba's, and tiling gains far less: on an H200 (CuPy 14, docs/gpu-notes), tile 32 ran 1.75× the
+speed of the naive kernel at 1024³ and 1.67× at 2048³, tile 16 1.5×, while a "tiled" kernel
+that reads A and B from global memory in its inner loop ran at 0.92–0.95×. The bar sits at the
+geometric middle of the fake kernel's best and a correct tile-32 kernel's worst ratio; the
+distributions over ≥ 20 runs from ``scripts/gpu_cudac.py`` confirm or move it
+(docs/cuda-c-track.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+from course import gate, isolated
+from course.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
+
+SPEEDUP_THRESHOLD_CUDA = 1.25
+SPEEDUP_SIZE = 2048
+SPEEDUP_TILE = 32
+SPEEDUP_REPEATS = 20
+#: the key of the course's reference naive CUDA C kernel in the grader's reference file
+REFERENCE_KEY = "GEMM_NAIVE_CUDA"
+
+
+def _speedup_cuda_task(*, tiled_source: str, naive_source: str,
+                       reference_source: str | None = None, size: int, tile: int,
+                       repeats: int, seed: int) -> dict[str, Any]:
+    """Child-process side: compile with CuPy, check each kernel once, time them."""
+    from course.checks import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+    from course.cudac import gpu
+    from course.cudac.launch import CudaGemm
+    from course.cudac.source import NAIVE, TILED
+
+    if not isinstance(tiled_source, str) or not isinstance(naive_source, str):
+        return {"error": "the kernels must be CUDA C strings"}
+    gemms = {"tiled": CudaGemm(TILED, tiled_source, tile),
+             "own naive": CudaGemm(NAIVE, naive_source)}
+    if isinstance(reference_source, str):
+        gemms["reference naive"] = CudaGemm(NAIVE, reference_source)
+    kernels = {name: gpu.raw_kernel(g.source, g.spec, g.tile) for name, g in gemms.items()}
+    rng = np.random.default_rng(seed)
+    A, B = random_operands(97, 61, 75, rng)
+    for name, gk in gemms.items():  # a fast wrong kernel must not pass
+        cfg = gk.launch_for(97, 61)
+        C, outside = gpu.run_guarded(kernels[name], A, B, cfg.grid, cfg.block,
+                                     c_poison_bits=int(C_POISON_BITS),
+                                     input_guard_bits=int(INPUT_GUARD_BITS),
+                                     c_guard=float(C_GUARD))
+        problem = diagnose(C, A, B, gk.block, outside)
+        if problem:
+            return {"error": f"{name} kernel is not correct: {problem}"}
+    cp = gpu.cupy_module()
+    A, B = random_operands(size, size, size, rng)
+    dA, dB = cp.asarray(A), cp.asarray(B)
+    dC = cp.empty((size, size), cp.float32)
+    n = np.int32(size)
+    launches = {}
+    for name, gk in gemms.items():
+        cfg = gk.launch_for(size, size)
+
+        def launch(kernel=kernels[name], cfg=cfg) -> None:
+            kernel(cfg.grid, cfg.block, (n, n, n, dA, dB, dC))
+
+        launches[name] = launch
+    samples = gpu.time_launches(launches, repeats=repeats)
+    return {"ms": {k: float(np.median(v)) for k, v in samples.items()},
+            "samples": samples, "device": gpu.device_name()}
+
+
+isolated.register_task("speedup_cuda", _speedup_cuda_task)
+
+
+def _reference_source() -> str | None:
+    path = os.environ.get(REFERENCE_ENV)
+    if not path:
+        return None
+    with open(path) as fh:
+        value = json.load(fh).get(REFERENCE_KEY)
+    return value if isinstance(value, str) else None
+
+
+def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SPEEDUP_SIZE,
+                         tile: int = SPEEDUP_TILE, repeats: int = SPEEDUP_REPEATS
+                         ) -> SpeedupReport:
+    """Time TILE-32 vs naive in a fresh GPU process; raise NotMeasuredError without a GPU."""
+    from course.cudac import gpu
+    from course.cudac.checks import watch
+    from course.cudac.source import NAIVE, TILED, compile_kernel
+
+    gate.begin_check("measure_speedup_cuda")
+    if not gpu.available():
+        raise NotMeasuredError(
+            "speedup not measured: this machine has no GPU with CuPy. It is measured when the "
+            "notebook runs on a GPU; it is never counted as passed without one.")
+    compile_kernel(naive_source, NAIVE)
+    # A deterministic look on the CPU runner first: a kernel with a barrier race can pass or
+    # fail a GPU run by luck, and the same submission must always get the same verdict.
+    seen = watch(tiled_source, 8, (11, 9, 19), int.from_bytes(os.urandom(4)))
+    problem = (seen.problems or seen.races or seen.uninitialised or [None])[0]
+    if problem:
+        raise SpeedupCheckError(f"no speedup points yet: gemm_tiled (TILE=8) is not correct "
+                                f"({problem}); fix the correctness tests first")
+    compile_kernel(tiled_source, TILED, tile)
+    job = {"task": "speedup_cuda", "module": "course.cudac.speedup", "bundles": {},
+           "tiled_source": tiled_source, "naive_source": naive_source,
+           "reference_source": _reference_source(), "size": size, "tile": tile,
+           "repeats": repeats, "seed": int.from_bytes(os.urandom(4))}
+    out = isolated.run_job(job, simulator=False)
+    if out.get("error"):
+        raise SpeedupCheckError(f"speedup not measured: {out['error']}")
+    ms = out["ms"]
+    vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
+    return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
+                         SPEEDUP_THRESHOLD_CUDA)
+
+
+def check_speedup_cuda(tiled_source: Any, naive_source: Any, **kwargs: Any) -> SpeedupReport:
+    """Pass if the TILE-32 kernel beats the naive one by the CUDA C threshold."""
+    report = measure_speedup_cuda(tiled_source, naive_source, **kwargs)
+    decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
+    if decisive < report.threshold:
+        raise SpeedupCheckError(
+            f"your tiled kernel runs at {decisive:.2f}× the speed of the naive kernel; at least "
+            f"{report.threshold}× is expected. {report}. Is the multiply loop reading shared "
+            "memory only? Does each block load each tile exactly once?")
+    print(f"✓ {report}")
+    return report

@@ -1,0 +1,35 @@
+"""The CUDA C speedup: never passed without a GPU; on a GPU, a fake tiled kernel fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.cudac import gpu
+from course.cudac.speedup import (
+    SPEEDUP_THRESHOLD_CUDA,
+    check_speedup_cuda,
+    measure_speedup_cuda,
+)
+from course.speedup import NotMeasuredError, SpeedupCheckError
+from tests import cudac_kernels as k
+
+
+def test_threshold_sits_between_fake_and_real_tiling() -> None:
+    # H200, CuPy 14 (gpu-notes): fake tiling 0.92–0.95×, tile 32 1.67–1.75× the naive speed
+    assert 0.95 < SPEEDUP_THRESHOLD_CUDA < 1.67
+
+
+@pytest.mark.skipif(gpu.available(), reason="this machine has a GPU: the speedup is measured")
+def test_without_a_gpu_the_speedup_is_not_measured() -> None:
+    with pytest.raises(NotMeasuredError, match="never counted as passed"):
+        measure_speedup_cuda(k.TILED, k.NAIVE)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu.available(), reason="needs a CUDA GPU and CuPy")
+def test_on_a_gpu_real_tiling_passes_and_fake_tiling_fails() -> None:
+    check_speedup_cuda(k.TILED, k.NAIVE)
+    with pytest.raises(SpeedupCheckError, match="at least"):
+        check_speedup_cuda(k.TILED_GLOBAL_INNER_LOOP, k.NAIVE)
+    with pytest.raises(SpeedupCheckError, match="not correct"):
+        check_speedup_cuda(k.TILED_NO_FIRST_BARRIER, k.NAIVE)
