@@ -1,5 +1,5 @@
-"""Sam's naive kernel in notebook 2c misses a semicolon: NVRTC's log, with the line of his
-string, is the verdict of both tests. In notebook 3c he pasted a version that compiles but
+"""Hana's naive kernel in notebook 2c misses a semicolon: NVRTC's log, with the line of her
+string, is the verdict of both tests. In notebook 3c she pasted a version that compiles but
 declares the sizes as `long`: the course passes np.int32, so at launch it would read garbage.
 NVRTC checks the parameter types at compile time; the tiled kernel is right, so only the
 speedup (measured on a GPU, against this naive kernel) is lost."""

@@ -1,4 +1,4 @@
-"""Pam's CUDA C kernels are right only for sizes that are multiples of the block or tile: no
+"""Dan's CUDA C kernels are right only for sizes that are multiples of the block or tile: no
 bounds test in the naive kernel, K / TILE steps and no zero padding in the tiled one (the SYCL
 write-up's assumption). The CPU runner reports the first index out of range."""
 

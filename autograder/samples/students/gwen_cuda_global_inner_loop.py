@@ -1,4 +1,4 @@
-"""Rae's 'tiled' CUDA C kernel loads the tiles but multiplies straight from global memory.
+"""Gwen's 'tiled' CUDA C kernel loads the tiles but multiplies straight from global memory.
 Results are right; the CPU runner counts the reads of a naive kernel, and on a GPU it is no
 faster than the naive one."""
 

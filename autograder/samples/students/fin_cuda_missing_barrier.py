@@ -1,4 +1,4 @@
-"""Quinn left out the __syncthreads() between loading the tiles and using them. The CPU runner
+"""Fin left out the __syncthreads() between loading the tiles and using them. The CPU runner
 finds the race every time (its verdict does not depend on the order threads run in); the
 memory traffic is still that of a tiled kernel, so the traffic points stay."""
 
