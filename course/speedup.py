@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from course import backend, isolated
+from course import backend, gpulock, isolated
 from course.kernel_source import SourceBundle, bundle_from_objects
 
 SPEEDUP_THRESHOLD = 2.0
@@ -77,7 +77,8 @@ def _speedup_task(student: SourceBundle, reference: SourceBundle | None = None, 
         if problem:
             return {"error": f"{name} kernel is not correct: {problem}"}
     renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
-    timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
+    with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
+        timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
     return {"ms": {k: t.median_ms for k, t in timings.items()},
             "device": backend.detect().device_name}
 
@@ -120,6 +121,8 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     if reference is not None:
         job["bundles"]["reference"] = reference.to_json()
     out = isolated.run_job(job, simulator=False)
+    if out.get("not_measured"):
+        raise NotMeasuredError(f"speedup not measured: {out['not_measured']}")
     if out.get("error"):
         raise SpeedupCheckError(f"speedup not measured: {out['error']}")
     ms = out["ms"]
