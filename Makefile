@@ -50,4 +50,5 @@ figures: install
 	$(BIN)/python scripts/make_figures.py --out assets
 
 clean:
-	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log test-artifacts
+	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
+	  test-artifacts
