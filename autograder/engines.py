@@ -113,6 +113,13 @@ class LocalEngine:
 # Slurm.
 
 
+def _alembic_on_path() -> None:
+    """nbgrader's Gradebook runs `alembic` (migrations) from PATH: make it this environment's."""
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
+
+
 def merge_gradebook(source_db: Path, target_db: Path, students: Sequence[str]) -> None:
     """Copy these students' submissions of the assignment from one gradebook into another.
 
@@ -121,6 +128,7 @@ def merge_gradebook(source_db: Path, target_db: Path, students: Sequence[str]) -
     """
     from nbgrader.api import Gradebook
 
+    _alembic_on_path()
     with Gradebook(f"sqlite:///{source_db}") as src, Gradebook(f"sqlite:///{target_db}") as dst:
         for student in students:
             who = src.find_student(student)

@@ -11,7 +11,9 @@ sample class in ``autograder/samples``:
    "not measured" and is left out of the maximum, never silently awarded or denied.
 
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
-in ``submitted/``; ``table`` only prints.
+in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
+(:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
+formgrader since) and prints the table.
 """
 
 from __future__ import annotations
@@ -260,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                                      per_task=args.per_task, sbatch_args=args.sbatch_args,
                                      fresh=args.fresh)
         error = autograde_all(root, engine, only if args.command == "grade" else None)
+    if args.command == "table":  # hand grades given since the last grading reach grades.csv
+        nbgrader("export", root=root, quiet=True)
     if args.command in ("demo", "grade", "table"):
         notebooks, rows = collect(root)
         print(render(notebooks, rows))
