@@ -37,6 +37,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from course.backend import TRUSTED_ENV
+
 LOCK_ENV = "COURSE_GPU_LOCK"
 HEARTBEAT_ENV = "COURSE_GPU_LOCK_HEARTBEAT"
 MAX_WAIT_ENV = "COURSE_GPU_LOCK_MAX_WAIT"
@@ -139,8 +141,10 @@ def current() -> GpuLock | None:
             _lock.release()
         directory = Path(key[0])
         if not directory.is_dir():
-            raise FileNotFoundError(f"{LOCK_ENV}={key[0]} is not a directory: the grader "
-                                    "creates it before grading starts")
+            if os.environ.get(TRUSTED_ENV):  # the grader made it for us: its absence is a bug
+                raise FileNotFoundError(f"{LOCK_ENV}={key[0]} is not a directory: the grader "
+                                        "creates it before grading starts")
+            return None  # e.g. a notebook kernel, whose sandbox hides the grader's lock
         _lock = GpuLock(directory, heartbeat=Path(key[1]) if key[1] else None,
                         max_wait_s=float(key[2] or 3600))
         _lock_key = key

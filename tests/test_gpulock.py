@@ -174,11 +174,19 @@ def test_exclusive_inside_shared_comes_back_shared_and_heartbeats(tmp_path: Path
     assert any(seen), "no heartbeat while queueing"
 
 
-def test_unconfigured_lock_does_nothing(monkeypatch) -> None:
+def test_unconfigured_lock_does_nothing(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.delenv(gpulock.LOCK_ENV, raising=False)
     assert gpulock.current() is None
     with gpulock.exclusive(), gpulock.released():
         gpulock.ensure_shared()
+    # A notebook kernel that inherited the variable cannot see the folder: no lock there…
+    monkeypatch.setenv(gpulock.LOCK_ENV, str(tmp_path / "hidden"))
+    monkeypatch.delenv("COURSE_TRUSTED_RUN", raising=False)
+    assert gpulock.current() is None
+    # …but in a trusted child the grader made it, so a missing folder is an error.
+    monkeypatch.setenv("COURSE_TRUSTED_RUN", "1")
+    with pytest.raises(FileNotFoundError, match="grader creates it"):
+        gpulock.current()
 
 
 def test_lock_placement_refuses_a_folder_student_code_can_see(tmp_path: Path,
