@@ -12,10 +12,11 @@ Builds the release once in a scratch course directory, then grades two copies of
   ``--workers`` at a time (default: the harness's, half the cores), speedup timings queueing
   for the GPU behind :mod:`course.gpulock`.
 
-It prints each student's line as it finishes and, per phase, the wall time, seconds per
-student (the mean of the lines in the serial phase; wall ÷ students in the parallel one),
-the projected time for 100 full submissions (parallel wall ÷ full replicas × 100: the
-``--checks`` students are counted as overhead, so the projection errs long), and checks the
+It prints each student's line as it finishes and, per phase, the wall time (autograde,
+feedback and export), wall ÷ students, the mean of the full submissions' own lines, and the
+projected time for 100 full submissions — serial: 100 × a full submission's own seconds;
+parallel: wall ÷ full replicas × 100 (the ``--checks`` students and the feedback are counted as
+overhead, so it errs long) — and checks the
 verdicts: every replica scores what its sample student is expected to score on a GPU
 (``EXPECTED_GPU``), and the measured speedup ratios of the serial and parallel phases are
 listed side by side (the lock must keep them undisturbed). Exit code 1 when a verdict differs.
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the sample student replicated as a full submission")
     parser.add_argument("--full-serial", type=int, default=1)
     parser.add_argument("--full-parallel", type=int, default=8)
-    parser.add_argument("--checks", default="ivy_global_inner_loop,hal_missing_barrier",
+    parser.add_argument("--checks", default="ivy_global_inner_loop",
                         help="sample students graded once per phase for their verdicts "
                         "(comma-separated; '' for none)")
     parser.add_argument("--workers", type=int, help="parallel phase: students at once "
@@ -205,8 +206,9 @@ def main(argv: list[str] | None = None) -> int:
               f"- Command: `python3 scripts/gpu_throughput.py --full-serial {args.full_serial} "
               f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
               + (f" --workers {args.workers}" if args.workers else "") + "`", "",
-              "| phase | workers | students (full + checks) | wall s | s per student | "
-              f"projected for {TARGET} full |", "|---|---|---|---|---|---|"]
+              "| phase | workers | students (full + checks) | wall s | wall ÷ students | "
+              f"s per full submission (its line) | projected for {TARGET} full |",
+              "|---|---|---|---|---|---|---|"]
     ratios: dict[str, dict[str, tuple[str, float | None]]] = {}
     problems: list[str] = []
     phases = [] if args.skip_serial else [("serial", 1, args.full_serial)]
@@ -219,15 +221,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {name}: {len(bases)} students, {workers} at a time", flush=True)
         wall, table, stdout = grade(root, workers, scratch / f"{name}.log")
         seconds = parse_lines(stdout)
-        full = [s for s, b in bases.items() if b == args.full]
-        per_student = (statistics.mean(seconds[s] for s in full if s in seconds)
-                       if name == "serial" and seconds else wall / len(bases))
-        # serial: what grading 100 one by one would take; parallel: at the measured rate.
-        projection = projected(wall, n_full) if name == "parallel" else per_student * TARGET
+        full = [seconds[s] for s, b in bases.items() if b == args.full and s in seconds]
+        own = statistics.mean(full) if full else float("nan")
+        # serial: 100 one after another, each as long as its own line; parallel: at the rate
+        # measured (wall ÷ full submissions, the check students counted as overhead).
+        projection = projected(wall, n_full) if name == "parallel" else own * TARGET
         report.append(f"| {name} | {workers} | {n_full} + {len(checks)} | {wall:.0f} | "
-                      f"{per_student:.1f} | {projection / 60:.1f} min |")
-        print(f"{name}: wall {wall:.0f} s, {per_student:.1f} s per student, projected "
-              f"{TARGET} full submissions: {projection / 60:.1f} min", flush=True)
+                      f"{wall / len(bases):.1f} | {own:.1f} | {projection / 60:.1f} min |")
+        print(f"{name}: wall {wall:.0f} s for {len(bases)} students ({wall / len(bases):.1f} s "
+              f"each), a full submission {own:.1f} s; projected {TARGET} full submissions: "
+              f"{projection / 60:.1f} min", flush=True)
         phase_problems = verdict_problems(table, bases, gpu=bool(gpus))
         problems += [f"{name}: {p}" for p in phase_problems]
         ratios[name] = speedup_ratios(root, sorted(bases))

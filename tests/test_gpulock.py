@@ -329,3 +329,36 @@ def test_kernel_launches_take_the_lock_shared(tmp_path: Path) -> None:
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "shared"
+
+
+@pytest.mark.gpu
+def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: Path) -> None:
+    """On a GPU: a launch in a hooked process holds the lock shared; an exclusive holder
+    elsewhere makes that launch wait (it never runs while another process times)."""
+    probe = textwrap.dedent("""
+        import time
+        import numpy as np
+        import course
+        from course import gpulock
+        from numba import cuda
+        assert gpulock.hold_shared_on_launch()
+
+        @cuda.jit
+        def add_one(x):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] += 1
+
+        x = cuda.to_device(np.zeros(64, dtype=np.float32))
+        add_one[1, 64](x)
+        cuda.synchronize()
+        print(gpulock.current().mode, time.time(), flush=True)
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{gpulock.LOCK_ENV: str(tmp_path)})
+    timing = _holder(tmp_path, "exclusive", 2.0)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    mode, launched = out.stdout.split()
+    assert mode == "shared"
+    assert float(launched) >= _released_at(timing), "a kernel ran during another's timing"
