@@ -97,7 +97,8 @@ class LocalEngine:
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             ok = dict(zip(students, pool.map(one, students), strict=True))
         failed = [s for s, good in ok.items() if not good]
-        for student in failed:  # a locked gradebook, a crash: once more, alone
+        for student in list(failed):  # a locked gradebook, a crash: once more, alone
+            print(f"  retrying {student} alone", flush=True)
             started = time.monotonic()
             good = nbgrader("autograde", ASSIGNMENT, "--student", student, "--create",
                             "--force", root=root, check=False, quiet=True)
