@@ -6,6 +6,9 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
+# make grade ENGINE=slurm SLURM_ARGS="--partition=gpu --gres=gpu:1" (see README)
+ENGINE  ?= local
+SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
@@ -34,7 +37,8 @@ release: install
 	$(BIN)/python -m autograder.harness release
 
 grade: install
-	$(BIN)/python -m autograder.harness grade
+	$(BIN)/python -m autograder.harness grade --engine $(ENGINE) \
+	  $(if $(SLURM_ARGS),--sbatch-args "$(SLURM_ARGS)")
 
 table: install
 	$(BIN)/python -m autograder.harness table
@@ -54,4 +58,5 @@ figures: install
 	$(BIN)/python scripts/make_figures.py --out assets
 
 clean:
-	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log test-artifacts
+	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
+	  test-artifacts

@@ -11,7 +11,9 @@ sample class in ``autograder/samples``:
    "not measured" and is left out of the maximum, never silently awarded or denied.
 
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
-in ``submitted/``; ``table`` only prints.
+in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
+(:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
+formgrader since) and prints the table.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import samples, sandbox
+from autograder import engines, progress, samples, sandbox
 from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +68,13 @@ LAST_FAILURE: dict[tuple[str, ...], str] = {}
 GRADING_FAILED = "GRADING_FAILED.txt"
 
 
+def record_grading_failure(root: Path, student: str, why: str) -> None:
+    """Remember why nbgrader could not grade ``student``, for the grade table's row."""
+    folder = root / "autograded" / student
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / GRADING_FAILED).write_text(why)
+
+
 def build_release(root: Path) -> None:
     nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
 
@@ -83,7 +92,9 @@ class Row:
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     not_measured: list[str] = field(default_factory=list)
     manual: list[str] = field(default_factory=list)
+    hand_graded: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: "notebook:grade_id": why the grader recorded a failure (the first line of its error).
     lost: dict[str, str] = field(default_factory=dict)
@@ -143,8 +154,11 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
                                 f"{mark[cell['status']]}")
 
 
-def collect(root: Path) -> tuple[list[str], list[Row]]:
-    """Scores from the gradebook, plus what the trusted re-check recorded beside them."""
+def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
+    """Scores from the gradebook, plus what the trusted re-check recorded beside them.
+
+    ``only``: just these students (e.g. the one that just finished, for its progress line).
+    """
     from nbgrader.api import Gradebook
 
     rows: list[Row] = []
@@ -152,6 +166,8 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
         assignment = gb.find_assignment(ASSIGNMENT)
         notebooks = [nb.name for nb in assignment.notebooks]
         for student in sorted(s.id for s in gb.students):
+            if only is not None and student not in only:
+                continue
             row = Row(student)
             failed = root / "autograded" / student / GRADING_FAILED
             if failed.exists():
@@ -172,6 +188,9 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                 for grade in nb.grades:
                     if grade.needs_manual_grade:
                         row.manual.append(f"{nb.name}:{grade.name}")
+                    elif grade.manual_score is not None:
+                        row.hand_graded.append(
+                            f"{nb.name}:{grade.name} {grade.score:g}/{grade.max_score:g}")
                     if grade.name in unmeasured:
                         row.not_measured.append(f"{nb.name}:{grade.name}")
                         continue
@@ -179,7 +198,12 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                     maximum += grade.max_score
                 if not (root / "submitted" / student / ASSIGNMENT / f"{nb.name}.ipynb").exists():
                     row.missing.append(nb.name)
+                elif not (root / "autograded" / student / ASSIGNMENT
+                          / f"{nb.name}.ipynb").exists():
+                    row.failed.append(nb.name)
+                    row.notes.append(f"{nb.name}: not graded (grading failed, see .nbgrader.log)")
                 if summary.get("dead_kernel"):
+                    row.failed.append(nb.name)
                     row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
                 row.scores[nb.name] = (score, maximum)
             rows.append(row)
@@ -220,6 +244,8 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
         notes += row.notes
         if row.manual:
             notes.append(f"to grade by hand: {', '.join(row.manual)}")
+        if row.hand_graded:
+            notes.append(f"graded by hand: {', '.join(row.hand_graded)}")
         if row.not_measured:
             notes.append(f"{len(row.not_measured)} GPU check(s) not measured (no GPU): "
                          + ", ".join(row.not_measured))
@@ -241,53 +267,54 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
 
 
 def workers() -> int:
-    """Students graded at once (COURSE_GRADING_WORKERS; default: CPU cores, at most 4).
+    """Students graded at once on this machine (``COURSE_GRADING_WORKERS``).
 
-    With a GPU, one at a time: speedups are measured there, and two students' timings
-    sharing the GPU would disturb each other's ratios.
+    Default: CPU cores, at most 4, without a GPU; half the cores with one — the notebooks run
+    on the simulator (CPU work), and speedup timings queue for the GPU one at a time behind
+    :mod:`course.gpulock`, so students no longer need to wait for each other.
     """
     from course.backend import driver_gpu_count
 
     if os.environ.get("COURSE_GRADING_WORKERS"):
-        return int(os.environ["COURSE_GRADING_WORKERS"])
-    return 1 if driver_gpu_count()[0] else min(4, os.cpu_count() or 1)
+        value = os.environ["COURSE_GRADING_WORKERS"]
+        if not value.isdigit() or int(value) < 1:
+            raise SystemExit(f"COURSE_GRADING_WORKERS must be a whole number ≥ 1, got {value!r}")
+        return int(value)
+    cores = os.cpu_count() or 1
+    return max(1, cores // 2) if driver_gpu_count()[0] else min(4, cores)
 
 
-def autograde_all(root: Path) -> None:
-    """Autograde every submitted student, a few at a time; retry failures one by one.
+def autograde_all(root: Path, engine: engines.Engine | None = None,
+                  students: list[str] | None = None) -> str | None:
+    """Autograde the submitted students with ``engine``, then feedback and ``grades.csv``.
 
-    Each student is one ``nbgrader autograde --student`` process, so a student whose
-    grading breaks (a locked gradebook, a crash) is retried alone and, if it fails again,
-    stops the run loudly instead of vanishing from the table.
+    Prints a progress bar and a line per student as they finish. Returns the engine's error
+    message when some students could not be graded (the rest still get feedback and their
+    export), else None.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    students = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
-    print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> "
-          f"({workers()} at a time)", flush=True)
-
-    def grade(student: str) -> bool:
-        return nbgrader("autograde", ASSIGNMENT, "--student", student, "--create", "--force",
-                        root=root, check=False, quiet=True)
-
-    with ThreadPoolExecutor(max_workers=workers()) as pool:
-        ok = dict(zip(students, pool.map(grade, students), strict=True))
-    for student in [s for s, good in ok.items() if not good]:
-        print(f"  retrying {student} alone", flush=True)
-        args = ("autograde", ASSIGNMENT, "--student", student, "--create", "--force")
-        if not nbgrader(*args, root=root, check=False, quiet=True):
-            # Never drop a student: keep the row, with zeros and the reason, and go on.
-            folder = root / "autograded" / student
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / GRADING_FAILED).write_text(LAST_FAILURE.get(args, "unknown error"))
-            print(f"  grading {student} failed twice; the row says why (see .nbgrader.log)",
-                  flush=True)
+    engine = engine or engines.LocalEngine(workers())
+    everyone = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
+    students = students or everyone
+    unknown = sorted(set(students) - set(everyone))
+    if unknown:
+        raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
+    how = (f"{engine.workers} at a time" if isinstance(engine, engines.LocalEngine)
+           else f"engine {engine.name}")
+    print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> ({how})",
+          flush=True)
+    error = None
+    with progress.Progress(len(students)) as bar:
+        try:
+            engine.grade(root, students, bar.done)
+        except engines.GradingError as exc:
+            error = str(exc)
     nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root)
     nbgrader("export", root=root)
+    return error
 
 
 def reset_grading_state(root: Path) -> None:
-    for name in ("autograded", "feedback"):
+    for name in ("autograded", "feedback", engines.SLURM_DIR):
         shutil.rmtree(root / name, ignore_errors=True)
     for name in ("gradebook.db", "grades.csv", ".nbgrader.log"):
         (root / name).unlink(missing_ok=True)
@@ -299,8 +326,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["release", "demo", "grade", "table"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
-    parser.add_argument("--students", help="demo: only these sample students, comma-separated "
-                        "(default: the whole class)")
+    parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
+                        "students; grade: students in submitted/); default: everyone")
+    parser.add_argument("--engine", choices=["local", "slurm"],
+                        default=os.environ.get("COURSE_GRADING_ENGINE", "local"),
+                        help="where to autograde: this machine, or a Slurm job array "
+                        "(see autograder/engines.py)")
+    parser.add_argument("--workers", type=int, help="local: students at once (default: "
+                        "COURSE_GRADING_WORKERS, else see harness.workers)")
+    parser.add_argument("--per-task", type=int, default=8,
+                        help="slurm: students per array task (default 8)")
+    parser.add_argument("--sbatch-args", default="",
+                        help="slurm: extra sbatch options, e.g. \"--partition=gpu --gres=gpu:1 "
+                        "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="slurm: forget an unfinished run and grade every shard again")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     os.chdir(root)
@@ -308,21 +348,34 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             reset_grading_state(root)
         build_release(root)
+    only = args.students.split(",") if args.students else None
     if args.command == "demo":
-        students = stage_samples(root, args.students.split(",") if args.students else None)
+        students = stage_samples(root, only)
         print(f"staged {len(students)} sample submissions in submitted/", flush=True)
+    error = None
     if args.command in ("demo", "grade"):
-        autograde_all(root)
+        engine = engines.make_engine(args.engine, workers=args.workers or workers(),
+                                     per_task=args.per_task, sbatch_args=args.sbatch_args,
+                                     fresh=args.fresh)
+        error = autograde_all(root, engine, only if args.command == "grade" else None)
+    if args.command == "table":  # hand grades given since the last grading reach grades.csv
+        nbgrader("export", root=root, quiet=True)
     if args.command in ("demo", "grade", "table"):
         notebooks, rows = collect(root)
         print(render(notebooks, rows))
+        print()
+        print(progress.summary(notebooks, rows))
         if args.json:
             args.json.write_text(json.dumps(
                 {r.student: {"scores": r.scores, "not_measured": r.not_measured,
-                             "manual": r.manual, "missing": r.missing, "notes": r.notes,
+                             "manual": r.manual, "hand_graded": r.hand_graded,
+                             "missing": r.missing, "failed": r.failed, "notes": r.notes,
                              "lost": r.lost, "differs": r.differs,
                              "track": r.track, "off_track": r.off_track}
                  for r in rows}, indent=1))
+    if error:
+        print(f"\nERROR: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

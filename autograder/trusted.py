@@ -36,6 +36,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
+from autograder import gpulock as gpulock_setup
 from autograder import sandbox
 from autograder.execute import DEAD_KERNEL_KEY
 from autograder.restore import RESTORED_KEY
@@ -68,7 +69,12 @@ def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, 
 # Child side.
 
 
+#: True where kernel launches cannot take the GPU lock themselves: hold it per test cell.
+_HOLD_PER_CELL = [False]
+
+
 def _run_one(job: dict[str, Any]) -> dict[str, Any]:
+    from course import gpulock
     from course.kernel_source import SourceBundle
     from course.speedup import NotMeasuredError
 
@@ -80,13 +86,17 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     buf = io.StringIO()
     started = time.monotonic()
     try:
+        if _HOLD_PER_CELL[0]:
+            gpulock.ensure_shared()
         with contextlib.redirect_stdout(buf):
             namespace = SourceBundle.from_json(job["bundle"]).load()
             exec(compile(job["code"], f"<test cell {job['grade_id']}>", "exec"), namespace)  # noqa: S102
-    except NotMeasuredError as exc:
+    except (NotMeasuredError, gpulock.GpuLockTimeout) as exc:
         out.update(status="not_measured", ename=NOT_MEASURED, evalue=str(exc))
     except BaseException as exc:  # noqa: BLE001 - any failure of student code is a verdict
         out.update(status="fail", ename=type(exc).__name__, evalue=str(exc))
+    finally:
+        gpulock.release()  # the next test cell queues for the GPU afresh
     out["stdout"] = buf.getvalue()[-MAX_STDOUT:]
     out["seconds"] = round(time.monotonic() - started, 2)
     return out
@@ -95,6 +105,12 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
 def _child_main(jobs_path: str, results_path: str) -> int:
     sys.setswitchinterval(5e-4)  # the simulator's Python threads hand over faster
     os.environ[__import__("course.backend").backend.TRUSTED_ENV] = "1"
+    from course import backend, gpulock
+
+    # Correctness checks share the GPU with other students' checks (lock held shared from a
+    # cell's first kernel launch to its end); speedup timings take it alone (course.speedup).
+    if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
+        _HOLD_PER_CELL[0] = True
     jobs = json.loads(Path(jobs_path).read_text())
     with open(results_path, "a") as sink:
         for job in jobs:
@@ -112,9 +128,14 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
              ) -> list[dict[str, Any]]:
     """Run jobs in sandboxed children; a job that exceeds ``timeout_s`` fails, the rest go on."""
     import autograder
+    from course import gpulock
 
     results: list[dict[str, Any]] = []
     env = dict(os.environ, **(extra_env or {}))
+    # The GPU lock: reachable here, in the sandbox, never from the notebook kernel.
+    lock_dir = gpulock_setup.lock_dir_for_children(course_root)
+    env[gpulock.LOCK_ENV] = str(lock_dir)
+    extra_rw = (lock_dir,)
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(autograder.__file__).parents[1]), *filter(None, [env.get("PYTHONPATH")])])
@@ -124,10 +145,12 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
             jobs_path, results_path = Path(tmp, "jobs.json"), Path(tmp, "results.jsonl")
             jobs_path.write_text(json.dumps(todo))
             results_path.touch()
+            beat = Path(tmp, "gpu-queue.heartbeat")
+            env[gpulock.HEARTBEAT_ENV] = str(beat)
             argv = sandbox.wrap(
                 [sys.executable, "-m", "autograder.trusted", str(jobs_path), str(results_path)],
                 course_root=course_root, workdir=Path(tmp),
-                extra_ro=(Path(autograder.__file__).parent, *extra_ro))
+                extra_ro=(Path(autograder.__file__).parent, *extra_ro), extra_rw=extra_rw)
             proc = subprocess.Popen(argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True)
             done, last = 0, time.monotonic()
@@ -135,6 +158,8 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                 lines = results_path.read_text().splitlines()
                 if len(lines) > done:
                     done, last = len(lines), time.monotonic()
+                if gpulock.heartbeat_fresh(beat):  # queueing for the GPU is not hanging
+                    last = max(last, time.monotonic() - 0.2)
                 if proc.poll() is not None or done == len(todo):
                     proc.wait()
                     lines = results_path.read_text().splitlines()

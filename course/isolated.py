@@ -19,11 +19,12 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from course import backend
+from course import backend, gpulock
 from course.kernel_source import SourceBundle, bundle_from_objects
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -35,26 +36,43 @@ class IsolatedRunError(RuntimeError):
 
 def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIMEOUT_S
             ) -> dict[str, Any]:
-    """Run ``job`` in a child process (simulator or GPU) and return its JSON result."""
+    """Run ``job`` in a child process (simulator or GPU) and return its JSON result.
+
+    While the child runs, this process lets go of the GPU lock (:mod:`course.gpulock`): the
+    child may need it exclusively. Time the child spends queueing for the GPU (its heartbeat
+    is fresh) does not count towards ``timeout_s``.
+    """
     env = {k: v for k, v in os.environ.items() if k != backend.SIM_ENV}
     if simulator:
         env[backend.SIM_ENV] = "1"
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
-    with tempfile.TemporaryDirectory(prefix="course-job-") as tmp:
+    beat = Path(os.environ[gpulock.HEARTBEAT_ENV]) if os.environ.get(gpulock.HEARTBEAT_ENV) \
+        else None
+    with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, gpulock.released():
         job_path, result_path = Path(tmp, "job.json"), Path(tmp, "result.json")
         job_path.write_text(json.dumps(job))
-        try:
-            proc = subprocess.run(
+        with open(Path(tmp, "stderr.txt"), "w+") as err:
+            proc = subprocess.Popen(
                 [sys.executable, "-m", "course.isolated", str(job_path), str(result_path)],
-                env=env, capture_output=True, text=True, timeout=timeout_s, cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            raise IsolatedRunError(
-                f"the check did not finish within {timeout_s:.0f} s (an endless loop in the "
-                "kernel? a barrier some threads never reach?)"
-            ) from None
+                env=env, stdout=err, stderr=subprocess.STDOUT, text=True, cwd=tmp)
+            last = time.monotonic()
+            deadline = last + timeout_s
+            while proc.poll() is None:
+                now = time.monotonic()
+                if gpulock.heartbeat_fresh(beat):  # queueing for the GPU: not the student's
+                    deadline += now - last
+                last = now
+                if now > deadline:
+                    proc.kill()
+                    proc.wait()
+                    raise IsolatedRunError(
+                        f"the check did not finish within {timeout_s:.0f} s (an endless loop "
+                        "in the kernel? a barrier some threads never reach?)")
+                time.sleep(0.05)
+            err.seek(0)
+            stderr = err.read()
         if not result_path.exists():
-            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-3:]
+            tail = stderr.strip().splitlines()[-3:]
             raise IsolatedRunError(
                 f"the check process died (exit code {proc.returncode}) before reporting: "
                 + " | ".join(tail)
@@ -116,6 +134,8 @@ def _main(job_path: str, result_path: str) -> int:
         raise SystemExit(f"refusing to import {module!r} for a job")
     importlib.import_module(module)
 
+    if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
+        gpulock.ensure_shared()  # no launch hook in this numba-cuda: hold it throughout
     bundles = {k: SourceBundle.from_json(v) for k, v in job.pop("bundles").items()}
     # Run as `python -m course.isolated`, this file is `__main__`; other modules register
     # their tasks in the importable `course.isolated`, so look them up there.
@@ -125,6 +145,8 @@ def _main(job_path: str, result_path: str) -> int:
         result = task(**bundles, **job)
     except NotImplementedError:
         result = {"error": "the kernel is not written yet (it still raises NotImplementedError)"}
+    except gpulock.GpuLockTimeout as exc:
+        result = {"not_measured": str(exc)}
     except Exception as exc:  # the child reports; the parent decides what it means
         result = {"error": f"{type(exc).__name__}: {exc}"}
     Path(result_path).write_text(json.dumps(result))

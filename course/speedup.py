@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from course import backend, gate, isolated
+from course import backend, gate, gpulock, isolated
 from course.kernel_source import SourceBundle, bundle_from_objects
 
 SPEEDUP_THRESHOLD = 2.0
@@ -84,7 +84,8 @@ def _speedup_task(student: SourceBundle, reference: SourceBundle | None = None, 
             return {"error": f"{name} kernel is not correct: {problem}"}
     renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
     try:
-        timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
+        with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
+            timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
     except UnverifiedTimingError as exc:
         return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
                          f"counts for launches that computed C = A·B at the timed size, "
@@ -135,6 +136,8 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     if reference is not None:
         job["bundles"]["reference"] = reference.to_json()
     out = isolated.run_job(job, simulator=False)
+    if out.get("not_measured"):
+        raise NotMeasuredError(f"speedup not measured: {out['not_measured']}")
     if out.get("error"):
         raise SpeedupCheckError(f"no speedup points: {out['error']}")
     ms = out["ms"]

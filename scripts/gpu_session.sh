@@ -5,6 +5,8 @@
 #   bash scripts/gpu_session.sh class   # the sample class through real `nbgrader autograde`
 #                                       # (ONLY_STUDENTS="ada_correct …": just those)
 #   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
+#   bash scripts/gpu_session.sh throughput  # grading seconds per student, serial vs parallel
+#                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -35,6 +37,14 @@ elif [ "$PART" = roofline ]; then
     | tee "$OUT/pytest-gpu.log" | tail -4
   echo "== GEMM table, quick (cuBLAS through course.ceilings)"
   python3 scripts/gpu_bench.py --quick --out "$OUT/bench-quick.md" 2>&1 | tail -16
+elif [ "$PART" = throughput ]; then
+  # About 5 minutes with the defaults on the H200; every phase's result is in throughput.md
+  # as soon as it ends, so a run cut short still reports what it measured.
+  echo "== grading throughput: ${FULL_SERIAL:-1} full submission(s) serial, then" \
+       "${FULL_PARALLEL:-8} in parallel (${WORKERS:-half the cores} at a time)"
+  python3 scripts/gpu_throughput.py --full-serial "${FULL_SERIAL:-1}" \
+    --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
+    --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
 else
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.

@@ -1,10 +1,17 @@
-"""Notebook 6 in a real JupyterLab, driven by headless Chromium: the panel works for a student.
+"""Notebook 6 in a real JupyterLab, driven by headless Chromium: the panel works for a student,
+and the instructor grades its written answer by hand in nbgrader's formgrader.
 
 Starts JupyterLab on 127.0.0.1 (a free port) over a temporary COPY of source/week4, with an
 nbgrader_config.py in the served root (course id, writable exchange) so nbgrader's pages work;
 opens 06_tile_sweep.ipynb in Debian's Chromium through Playwright, runs every cell, picks tile
 32, clicks "Run sweep", waits for the progress bar to reach 100 % and the plot to appear, and
 checks that /formgrader loads in the same server. Screenshots land in test-artifacts/.
+
+The hand-grading test serves a real course directory instead: this course's
+nbgrader_config.py, the release, and one student's notebook 6 autograded by the harness. In
+JupyterLab it opens the formgrader (``nbgrader:open-formgrader``), goes Manual Grading → week4
+→ 06_tile_sweep → Submission #1, gives the written answer 2 points and a comment, and checks
+that the gradebook, ``harness table`` (what ``make table`` runs) and ``grades.csv`` have them.
 
 How to drive JupyterLab here (flags, waits, pitfalls) follows ../shared/browser-notes.md.
 Installs what it needs: Chromium through apt-get when run as root, else the test is skipped
@@ -13,6 +20,7 @@ with the reason. Never `playwright install` (nothing can be downloaded that way 
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -84,6 +92,7 @@ def _served_root(tmp: Path) -> Path:
 
 def _start_lab(tmp: Path, root: Path, port: int, log) -> subprocess.Popen:
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "jupyter_config"),
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
                IPYTHONDIR=str(tmp / "ipython"), MPLCONFIGDIR=str(tmp / "mpl"),
                MPLBACKEND="module://matplotlib_inline.backend_inline")
     env.pop("NBGRADER_EXECUTION", None)
@@ -184,3 +193,123 @@ def test_tile_sweep_panel_in_jupyterlab(tmp_path: Path) -> None:
     print(f"browser test: {elapsed:.1f} s; screenshots in {ARTIFACTS}")
     assert errors == 0, "a cell of notebook 6 wrote to stderr in JupyterLab"
     assert elapsed < 120, f"the browser test took {elapsed:.0f} s (limit 120 s)"
+
+
+HAND_GRADED = "why_not_tile_32"
+
+
+def _graded_course(tmp: Path) -> Path:
+    """A course copy (our nbgrader config), the release, Ada's notebook 6 autograded, clean
+    Jupyter settings, and a user-level nbgrader config that only names a writable exchange."""
+    from autograder import samples
+
+    root = tmp / "course"
+    root.mkdir()
+    shutil.copytree(ROOT / "source", root / "source",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(ROOT / "nbgrader_config.py", root)
+    env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), PYTHONPATH=str(ROOT))
+    harness = [sys.executable, "-m", "autograder.harness"]
+    out = subprocess.run([*harness, "release", "--root", str(root)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    ada = samples.sample_students()["ada_correct"]
+    folder = root / "submitted" / "ada_correct" / "week4"
+    folder.mkdir(parents=True)
+    nb = samples.build_notebook(root, "06_tile_sweep", ada)
+    (folder / "06_tile_sweep.ipynb").write_text(json.dumps(nb))
+    out = subprocess.run([*harness, "grade", "--root", str(root)], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert f"to grade by hand: 06_tile_sweep:{HAND_GRADED}" in out.stdout, out.stdout[-2000:]
+
+    settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    for name in ("workspaces", "jupyter_config", "ipython", "mpl"):
+        (tmp / name).mkdir()
+    exchange = tmp / "exchange"
+    exchange.mkdir(mode=0o777)
+    (tmp / "jupyter_config" / "nbgrader_config.py").write_text(
+        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n")
+    return root
+
+
+def test_hand_grading_in_the_formgrader(tmp_path: Path) -> None:
+    _ensure_chromium()
+    pytest.importorskip("jupyterlab")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    root = _graded_course(tmp_path)
+    started = time.monotonic()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    with open(tmp_path / "lab.log", "w") as log:
+        lab = _start_lab(tmp_path, root, port, log)
+        try:
+            # The server runs our nbgrader config: the grading sandbox is its kernel spec.
+            specs = json.loads(urllib.request.urlopen(f"{base}/api/kernelspecs").read())
+            assert "week4-sandboxed" in specs["kernelspecs"], specs["kernelspecs"].keys()
+            with sync_api.sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(90_000)
+                page.goto(f"{base}/lab")
+                page.wait_for_function("window.jupyterapp !== undefined")
+                page.evaluate("() => window.jupyterapp.restored")
+                page.evaluate("() => window.jupyterapp.commands.execute("
+                              "'nbgrader:open-formgrader')")
+                formgrader = page.frame_locator("iframe").first
+                formgrader.get_by_role("link", name="Manual Grading").click()
+                formgrader.get_by_role("link", name="week4").click()
+                formgrader.get_by_role("link", name="06_tile_sweep").click()
+                formgrader.locator("a", has_text="Submission #1").click()
+                score = formgrader.locator(f"input#{HAND_GRADED}")
+                score.wait_for(state="visible")
+                assert "needs_manual_grade" in (score.get_attribute("class") or "")
+                score.scroll_into_view_if_needed()
+                score.fill("2")
+                score.press("Tab")  # leaving the field saves the grade
+                comment = formgrader.locator("textarea").last
+                comment.fill("Clear: reuse against one resident block per SM.")
+                comment.press("Tab")
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(ARTIFACTS / "week4-formgrader-hand-grade.png"))
+                saved = _wait_for_hand_grade(root)
+                browser.close()
+        finally:
+            _stop(lab)
+    elapsed = time.monotonic() - started
+    assert saved == (2.0, False, "Clear: reuse against one resident block per SM.")
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "autograder.harness", "table", "--root",
+                          str(root), "--json", str(tmp_path / "table.json")], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    row = json.loads((tmp_path / "table.json").read_text())["ada_correct"]
+    assert row["scores"]["06_tile_sweep"] == [7.0, 7.0]
+    assert row["manual"] == [] and row["hand_graded"] == [f"06_tile_sweep:{HAND_GRADED} 2/2"]
+    assert f"graded by hand: 06_tile_sweep:{HAND_GRADED} 2/2" in out.stdout
+    assert "to grade by hand" not in out.stdout
+    with open(root / "grades.csv") as fh:
+        (grades,) = [r for r in csv.DictReader(fh) if r["student_id"] == "ada_correct"]
+    assert float(grades["score"]) == 7.0
+    print(f"formgrader test: {elapsed:.1f} s in the browser")
+    assert elapsed < 120, f"the formgrader part took {elapsed:.0f} s (limit 120 s)"
+
+
+def _wait_for_hand_grade(root: Path, timeout_s: float = 30.0) -> tuple:
+    """(manual score, needs manual grade, manual comment) once the formgrader saved both."""
+    from nbgrader.api import Gradebook
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+            grade = gb.find_grade(HAND_GRADED, "06_tile_sweep", "week4", "ada_correct")
+            comment = gb.find_comment(HAND_GRADED, "06_tile_sweep", "week4", "ada_correct")
+            got = (grade.manual_score, grade.needs_manual_grade, comment.manual_comment)
+        if got[0] is not None and got[2] or time.monotonic() > deadline:
+            return got
+        time.sleep(0.5)

@@ -7,7 +7,9 @@ runner's report of failing cells.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -97,3 +99,55 @@ def test_part_of_the_sample_class_can_be_staged_and_compared(tmp_path):
     table["nia_one_thread_per_element"]["scores"]["05_roofline"] = [9.0, 9.0]
     assert samples.compare(table, only_present=True) == [
         "nia_one_thread_per_element 05_roofline: got 9, expected 6"]
+
+
+def test_throughput_script_without_a_gpu(tmp_path, capsys, monkeypatch):
+    """The throughput script's parts that need no grading: staging replicas, reading the
+    progress lines and the speedup cells, the verdict check and the projection."""
+    from autograder.progress import StudentResult
+    from course import backend as course_backend
+
+    script = load_script("gpu_throughput")
+    root = tmp_path / "course"
+    (root / "release").mkdir(parents=True)
+    shutil.copytree(ROOT / "release" / "week4", root / "release" / "week4")
+    shutil.copytree(ROOT / "source", root / "source")
+    bases = script.stage(root, "ada_correct", 2, ["ivy_global_inner_loop"])
+    assert bases == {"ada_correct_r001": "ada_correct", "ada_correct_r002": "ada_correct",
+                     "ivy_global_inner_loop_r001": "ivy_global_inner_loop"}
+    assert len(list((root / "submitted" / "ada_correct_r002" / "week4").glob("*.ipynb"))) == 8
+    assert [p.name for p in (root / "submitted" / "ivy_global_inner_loop_r001" / "week4")
+            .iterdir()] == ["03_tiled_gemm.ipynb"]
+
+    stdout = "\n".join([StudentResult("ada_correct_r001", 8, 48, 50, 93.0).line(),
+                        "$ nbgrader export", StudentResult("ivy_r001", 1, 8, 50, 7.4).line()])
+    assert script.parse_lines(stdout) == {"ada_correct_r001": 93.0, "ivy_r001": 7.0}
+
+    folder = root / "autograded" / "ada_correct_r001" / "week4"
+    folder.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("check_speedup(...)")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "tiled_gemm_speedup", "points": 3}
+    cell.outputs = [nbformat.v4.new_output(
+        "stream", name="stdout", text="✓ tile 32 at 2048³: 5.61× the speed of the course's "
+        "naive kernel, 5.70× the speed of your naive kernel (threshold 2.0×)\n")]
+    nb.cells = [cell]
+    nbformat.write(nb, folder / "03_tiled_gemm.ipynb")
+    assert script.speedup_ratios(root, ["ada_correct_r001", "nobody"]) == {
+        "ada_correct_r001": ("pass", 5.61)}
+
+    good = {"scores": {"01_arithmetic_intensity": [11, 11], "02_naive_gemm": [6, 6],
+                       "03_tiled_gemm": [14, 14], "05_roofline": [9, 9],
+                       "06_tile_sweep": [5, 7], "07_bonus_register_tiling": [3, 3]}}
+    table = {"ada_correct_r001": good, "ada_correct_r002": copy.deepcopy(good)}
+    table["ada_correct_r002"]["scores"]["03_tiled_gemm"] = [11, 14]  # the speedup lost
+    only_ada = {k: v for k, v in bases.items() if k.startswith("ada")}
+    assert script.verdict_problems(table, only_ada, gpu=True) == [
+        "ada_correct_r002 03_tiled_gemm: got 11, expected 14"]
+    assert script.projected(300.0, 10) == 3000.0
+    with pytest.raises(ValueError):
+        script.projected(300.0, 0)
+
+    monkeypatch.setattr(course_backend, "driver_gpu_count", lambda: (0, "no driver here"))
+    assert script.main([]) == 0
+    assert "needs a GPU: no driver here" in capsys.readouterr().out

@@ -217,6 +217,12 @@ def test_an_error_in_the_gpu_child_is_not_a_pass(fake_gpu):
         check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
 
 
+def test_a_gpu_that_stayed_busy_is_not_measured(fake_gpu):
+    fake_gpu({"not_measured": "the GPU stayed busy for more than 3600 s"})
+    with pytest.raises(NotMeasuredError, match="stayed busy"):
+        check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+
+
 @pytest.mark.parametrize("variant", ["no_second_barrier", "swapped_tile_index"])
 def test_a_wrong_tiled_kernel_is_never_timed(fake_gpu, variant):
     # A racy kernel could be fast and right by luck on a GPU: it must fail every time.

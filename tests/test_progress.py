@@ -1,0 +1,142 @@
+"""Progress lines, the per-notebook summary, hand grades in the table, the worker count, and
+the gradebook merge of the Slurm engine (on small gradebooks built with nbgrader's API)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from autograder import engines, harness, progress
+from autograder.config import ASSIGNMENT
+from autograder.harness import Row
+
+
+def test_a_line_per_student_and_a_bar_over_the_class() -> None:
+    out, bar = io.StringIO(), io.StringIO()
+    with progress.Progress(2, out=out, bar=bar, show_bar=True) as p:
+        p.done(progress.StudentResult("ada", 6, 48, 50, 93.4))
+        p.done(progress.StudentResult("ben", 3, 11, 50, 41.0, ok=False))
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["ada", "6", "notebooks", "graded", "48/50", "93", "s"]
+    assert lines[1].startswith("ben") and "1" not in lines[1].split()[1:2]
+    assert "GRADING FAILED" in lines[1] and "GRADING FAILED" not in lines[0]
+    assert "2/2" in bar.getvalue() and "student" in bar.getvalue()
+    again = progress.StudentResult.from_json(p.results[0].to_json())
+    assert again == p.results[0]
+
+
+def test_the_bar_stays_out_of_logs() -> None:
+    bar = io.StringIO()  # not a terminal: no bar unless asked for
+    with progress.Progress(1, out=io.StringIO(), bar=bar) as p:
+        p.done(progress.StudentResult("ada", 1, 1, 1, 1.0))
+    assert bar.getvalue() == ""
+
+
+def _rows() -> list[Row]:
+    ada = Row("ada", scores={"01": (11, 11), "03": (11, 11), "06": (5, 7)},
+              not_measured=["03:tiled_gemm_speedup"], manual=["06:why_not_tile_32"])
+    gus = Row("gus", scores={"01": (6, 11), "03": (0, 11), "06": (0, 7)}, missing=["03", "06"],
+              failed=["01"], notes=["01: the kernel died"])
+    cam = Row("cam", scores={"01": (0, 11), "03": (0, 11), "06": (2, 7)},
+              not_measured=["03:tiled_gemm_speedup"], hand_graded=["06:why_not_tile_32 2/2"])
+    return [ada, gus, cam]
+
+
+def test_summary_per_notebook() -> None:
+    lines = progress.summary(["01", "03", "06"], _rows()).splitlines()
+    table = {ln.split()[0]: ln.split()[1:] for ln in lines[3:]}
+    assert table["01"] == ["3", "5.7/11", "0", "1", "0"]  # (11 + 6 + 0) / 3, gus failed
+    assert table["03"] == ["2", "5.5/11", "2", "0", "0"]  # gus did not hand it in
+    assert table["06"] == ["2", "3.5/7", "0", "0", "1"]   # ada still waits for hand grading
+
+
+def test_the_table_shows_hand_grades_once_given() -> None:
+    text = harness.render(["01", "03", "06"], _rows())
+    ada = next(ln for ln in text.splitlines() if ln.startswith("ada"))
+    cam = next(ln for ln in text.splitlines() if ln.startswith("cam"))
+    assert "to grade by hand: 06:why_not_tile_32" in ada and "graded by hand" not in \
+        ada.replace("to grade by hand", "")
+    assert "graded by hand: 06:why_not_tile_32 2/2" in cam and "to grade" not in cam
+
+
+def test_workers_default_and_override(monkeypatch) -> None:
+    import course.backend
+
+    monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
+    monkeypatch.setattr(harness.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(course.backend, "driver_gpu_count", lambda: (1, ""))
+    assert harness.workers() == 8  # a GPU machine: half the cores
+    monkeypatch.setattr(course.backend, "driver_gpu_count", lambda: (0, "no driver"))
+    assert harness.workers() == 4
+    monkeypatch.setenv("COURSE_GRADING_WORKERS", "3")
+    assert harness.workers() == 3
+    monkeypatch.setenv("COURSE_GRADING_WORKERS", "lots")
+    with pytest.raises(SystemExit, match="whole number"):
+        harness.workers()
+
+
+def test_unknown_engine_and_bad_sizes_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown engine 'ray'"):
+        engines.make_engine("ray", workers=1)
+    with pytest.raises(ValueError, match="at least 1"):
+        engines.LocalEngine(0)
+    with pytest.raises(ValueError, match="at least 1"):
+        engines.SlurmEngine(per_task=0)
+
+
+def _gradebooks(tmp_path: Path, students: dict[str, list[str]]) -> dict[str, Path]:
+    """Gradebooks with one notebook (an autograded and a hand-graded cell), copies of one
+    another (creating one runs alembic: seconds), each with its own students."""
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    base = tmp_path / "base.db"
+    with Gradebook(f"sqlite:///{base}") as gb:
+        gb.add_assignment(ASSIGNMENT)
+        gb.add_notebook("06_tile_sweep", ASSIGNMENT)
+        gb.add_grade_cell("blocks", "06_tile_sweep", ASSIGNMENT, max_score=2,
+                          cell_type="code")
+        gb.add_grade_cell("why", "06_tile_sweep", ASSIGNMENT, max_score=2,
+                          cell_type="markdown")
+        gb.add_solution_cell("why", "06_tile_sweep", ASSIGNMENT)
+    paths = {}
+    for name, who in students.items():
+        paths[name] = tmp_path / f"{name}.db"
+        shutil.copy(base, paths[name])
+        with Gradebook(f"sqlite:///{paths[name]}") as gb:
+            for s in who:
+                gb.add_student(s)
+                gb.add_submission(ASSIGNMENT, s)
+    return paths
+
+
+def test_merge_takes_autograder_results_and_keeps_hand_grades(tmp_path: Path) -> None:
+    engines._alembic_on_path()  # the Gradebook runs alembic
+    from nbgrader.api import Gradebook
+
+    dbs = _gradebooks(tmp_path, {"shard": ["ada", "ben"], "course": ["ada"]})
+    shard, course = dbs["shard"], dbs["course"]
+    with Gradebook(f"sqlite:///{shard}") as gb:
+        for s, score in (("ada", 2.0), ("ben", 0.0)):
+            g = gb.find_grade("blocks", "06_tile_sweep", ASSIGNMENT, s)
+            g.auto_score, g.needs_manual_grade = score, False
+        gb.find_comment("why", "06_tile_sweep", ASSIGNMENT, "ada").auto_comment = "auto"
+        gb.db.commit()
+    with Gradebook(f"sqlite:///{course}") as gb:  # the instructor already graded ada's answer
+        g = gb.find_grade("why", "06_tile_sweep", ASSIGNMENT, "ada")
+        g.manual_score, g.needs_manual_grade = 1.5, False
+        gb.find_comment("why", "06_tile_sweep", ASSIGNMENT, "ada").manual_comment = "good"
+        gb.db.commit()
+    engines.merge_gradebook(shard, course, ["ada", "ben"])
+    with Gradebook(f"sqlite:///{course}") as gb:
+        assert gb.find_grade("blocks", "06_tile_sweep", ASSIGNMENT, "ada").score == 2.0
+        why = gb.find_grade("why", "06_tile_sweep", ASSIGNMENT, "ada")
+        assert why.manual_score == 1.5
+        comment = gb.find_comment("why", "06_tile_sweep", ASSIGNMENT, "ada")
+        assert (comment.auto_comment, comment.manual_comment) == ("auto", "good")
+        assert gb.find_submission(ASSIGNMENT, "ada").score == 3.5
+        assert gb.find_submission(ASSIGNMENT, "ben").score == 0.0  # ben came with the shard
+        assert sorted(s.id for s in gb.students) == ["ada", "ben"]
