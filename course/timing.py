@@ -33,6 +33,10 @@ from typing import Protocol
 import numpy as np
 
 from course import backend
+from course.verify import GemmVerifier, OutputCheck, UnverifiedTimingError
+
+__all__ = ["Clock", "CudaEventClock", "OutputCheck", "Timing", "UnverifiedTimingError",
+           "time_gemm", "time_launch", "time_launches"]
 
 
 @dataclass(frozen=True)
@@ -60,20 +64,6 @@ def _summarise(label: str, times_ms: Sequence[float], flops: float, nbytes: floa
     return Timing(label, med, float(arr.min()), float(arr.max()), len(arr),
                   flops / (med * 1e6) if flops and med > 0 else 0.0,
                   nbytes / (med * 1e6) if nbytes and med > 0 else 0.0)
-
-
-class UnverifiedTimingError(AssertionError):
-    """A timed kernel's output, at the timed size, was not what it should be."""
-
-
-@dataclass(frozen=True)
-class OutputCheck:
-    """How to verify one timed kernel: ``poison`` its output before a timed sample (outside
-    the clock), then ``check`` what the sample's launches left — None when right, else a
-    sentence that says what is wrong."""
-
-    poison: Callable[[], None]
-    check: Callable[[], str | None]
 
 
 class Clock(Protocol):
@@ -178,7 +168,6 @@ def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, war
 
     from course.checks import random_operands
     from course.launch import quiet_numba
-    from course.verify import GemmVerifier
 
     names = [gk.name for gk in gemms]
     if len(set(names)) != len(names):

@@ -19,12 +19,27 @@ there (seconds of CPU at 4096³ otherwise), else with NumPy on the host.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from course.checks import C_POISON_BITS, diagnose, reference_and_tolerance
-from course.timing import OutputCheck
+
+
+class UnverifiedTimingError(AssertionError):
+    """A timed kernel's output, at the timed size, was not what it should be."""
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """How to verify one timed kernel: ``poison`` its output before a timed sample (outside
+    the clock), then ``check`` what the sample's launches left — None when right, else a
+    sentence that says what is wrong."""
+
+    poison: Callable[[], None]
+    check: Callable[[], str | None]
+
 
 _kernels: dict[str, Any] = {}
 
