@@ -238,8 +238,9 @@ def test_smoke_test_names_the_unwritten_notebook():
 
 
 def test_smoke_test_puts_a_failing_kernel_in_one_line():
-    from course.reuse import MissingAnswerError
     from kernels_for_tests import gemm_naive_no_bounds
+
+    from course.reuse import MissingAnswerError
 
     if ON_GPU:
         pytest.skip("on a GPU an index out of range raises nothing; the simulator stops at it")
