@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= 2
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps demo release grade table test test-fast lint figures gpu-check clean
+.PHONY: install system-deps colab-venv demo release grade table test test-fast lint figures gpu-check clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,11 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP) system-deps
+
+## A stand-in for a student's Colab runtime (Python 3.13, Colab's versions), built once and
+## reused while tests/colab-versions.txt is unchanged: the release tests run notebooks in it.
+colab-venv: $(STAMP)
+	$(BIN)/python scripts/colab_runtime.py
 
 ## bubblewrap isolates student code while grading; chromium drives the browser test.
 system-deps:
@@ -35,7 +40,7 @@ grade: install
 table: install
 	$(BIN)/python -m autograder.harness table
 
-test: install
+test: install colab-venv
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
 
@@ -46,8 +51,10 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check .
 
+## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install
 	$(BIN)/python scripts/make_figures.py --out assets
+	$(BIN)/python -m autograder.release
 
 clean:
 	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log test-artifacts
