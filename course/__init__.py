@@ -17,7 +17,9 @@ if _backend.simulator_requested():
     # Numba's simulator can give two threads of a block different shared arrays; grading
     # cannot let a correct kernel fail by luck (see course/simulator.py).
     from course.simulator import make_shared_arrays_atomic as _atomic
+    from course.simulator import quick_thread_switches as _quick
 
     _atomic()
+    _quick()
 
 __version__ = "0.1.0"

@@ -10,8 +10,9 @@ and says what they rest on:
   2.9×); a "tiled" kernel still reading global memory in its inner loop ran 0.82× (fails);
   vector add streamed at 87–88 % of the fastest copy (bar 80 %).
 * **Turing (T4, Colab's free GPU)**, sm_75: *estimated* from a model calibrated on the H200
-  (docs/t4-estimate.md: 3.0–5.0× expected for the same kernels at 2048³); the bars stay at
-  2.0× and 80 % until a T4 run replaces the estimate.
+  (docs/t4-estimate.md: about 5.4×, range 3.3–6.7×, for the same kernels at 2048³; vector add
+  about 90–105 % of a copy on GDDR6); the bars stay at 2.0× and 80 % until a T4 run replaces
+  the estimate.
 * **any other GPU**: the H200's bars, marked as not validated for that GPU.
 
 :func:`for_device` picks the class from the name the driver reports (or the compute

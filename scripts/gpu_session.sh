@@ -5,6 +5,8 @@
 #   bash scripts/gpu_session.sh class   # the sample class through real `nbgrader autograde`
 #                                       # (ONLY_STUDENTS="ada_correct …": just those)
 #   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
+#   bash scripts/gpu_session.sh t4model   # the T4 estimate's claims, checked on this GPU
+#                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -35,6 +37,10 @@ elif [ "$PART" = roofline ]; then
     | tee "$OUT/pytest-gpu.log" | tail -4
   echo "== GEMM table, quick (cuBLAS through course.ceilings)"
   python3 scripts/gpu_bench.py --quick --out "$OUT/bench-quick.md" 2>&1 | tail -16
+elif [ "$PART" = t4model ]; then
+  echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
+  python3 scripts/gpu_t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \
+    2>&1 | tail -40
 else
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.

@@ -114,13 +114,13 @@ def test_release_notebook_runs_with_solutions_on_colabs_versions(
     print(f"{path.name}: {seconds:.1f} s")
 
 
-PROBE = """\
+PROBE = f"""\
 import json
 from importlib import metadata
 import course
-print(json.dumps({"course": course.__file__, "versions": {
-    d: metadata.version(d) for d in %r}}))
-""" % (sorted(COLAB_PINS),)
+print(json.dumps({{"course": course.__file__, "versions": {{
+    d: metadata.version(d) for d in {sorted(COLAB_PINS)!r}}}}}))
+"""
 
 
 @pytest.mark.parametrize("path", RELEASE, ids=lambda p: p.name)
