@@ -110,3 +110,13 @@ def test_a_kernel_without_the_grid_stride_loop_is_told_how_to_fix_it(graded) -> 
     plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
     assert "each thread handled one element, but the grid has only 256 threads" in plain
     assert "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))" in plain
+
+
+def test_feedback_shows_the_notebooks_figures(graded) -> None:
+    """Figures are cell attachments: the feedback HTML carries them, no link to resolve."""
+    course, _, _ = graded
+    for name, alt in [("01_arithmetic_intensity", "A roofline with one compute peak"),
+                      ("03_tiled_gemm", "One output tile")]:
+        text = (course / "feedback" / "ada_correct" / "week4" / f"{name}.html").read_text()
+        assert re.search(rf'<img alt="{alt}[^"]*" src="data:image/png;base64,', text), name
+        assert "attachment:" not in text and "assets/" not in text, name
