@@ -211,6 +211,7 @@ def test_colab_urls_are_built_from_the_repository_url() -> None:
 def test_release_warns_loudly_while_the_url_is_the_placeholder(monkeypatch, capsys, tmp_path):
     built = []
     monkeypatch.setattr(harness, "build_release", lambda root, sync=False: built.append(sync))
+    monkeypatch.chdir(tmp_path)  # harness.main changes into the course directory
     assert config.is_placeholder()
     harness.main(["release", "--root", str(tmp_path)])
     err = capsys.readouterr().err
