@@ -5,8 +5,10 @@ generate_assignment``) brings three things up to date, and ``--check`` only repo
 out of date (tests/test_release_files.py fails on any):
 
 * **the setup cell**: the first code cell of every source notebook is
-  :func:`course.setup_cell.source`, built from ``course/config.py`` (cell ids and grade_ids
-  stay as they are: gradebooks of an earlier release refer to them);
+  :func:`course.setup_cell.source`, built from ``course/config.py``. A setup cell already
+  there is rewritten in place (its id and grade_id stay: gradebooks of an earlier release
+  refer to them); a notebook whose first code cell is something else (a new notebook) gets a
+  new setup cell before it, so no code is ever overwritten;
 * **figures**: markdown images are cell attachments (``![…](attachment:tiling.png)``) whose
   bytes are the PNGs in ``assets/`` (made by ``scripts/make_figures.py``), so a figure travels
   with its notebook into a fetched release folder, onto Colab and into the feedback HTML. A
@@ -83,10 +85,41 @@ def broken_images(nb: nbformat.NotebookNode, folder: Path | None = None) -> list
 # ------------------------------------------------------------------------------- notebooks
 
 
+#: grade_ids of the setup cells that gradebooks of earlier releases know.
+SETUP_IDS = ("setup", "colab_install")
+
+
+def _is_setup_cell(cell: nbformat.NotebookNode) -> bool:
+    """A setup cell: by its grade_id, or one that only imports course and says what runs."""
+    if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in SETUP_IDS:
+        return True
+    words = cell.source.split()
+    return words[:2] == ["import", "course"] and "backend.show();" in words and len(words) <= 8
+
+
+def _new_setup_cell(nb: nbformat.NotebookNode, text: str) -> nbformat.NotebookNode:
+    taken = {c.get("id") for c in nb.cells} | {
+        c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    if "setup" in taken:
+        raise ReleaseSourceError("the first code cell is not a setup cell, and the id 'setup' "
+                                 "is taken: make the setup cell the first code cell")
+    cell = nbformat.v4.new_code_cell(text)
+    cell.id = "setup"
+    cell.metadata["nbgrader"] = {"grade": False, "grade_id": "setup", "locked": True,
+                                 "schema_version": 3, "solution": False, "task": False}
+    return cell
+
+
 def _sync_setup_cell(nb: nbformat.NotebookNode, text: str) -> bool:
-    cell = next((c for c in nb.cells if c.cell_type == "code"), None)
-    if cell is None:
-        raise ReleaseSourceError("the notebook has no code cell to hold the setup cell")
+    """Make the first code cell the setup cell: rewrite it if it is one (its id and grade_id
+    stay), else insert a new one (id ``setup``) before it, never overwriting other code."""
+    index = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), None)
+    if index is None:
+        raise ReleaseSourceError("the notebook has no code cell to put the setup cell before")
+    cell = nb.cells[index]
+    if not _is_setup_cell(cell):
+        nb.cells.insert(index, _new_setup_cell(nb, text))
+        return True
     if cell.source == text:
         return False
     cell.source = text

@@ -98,6 +98,24 @@ def test_sync_restores_an_edited_setup_cell_and_a_repository_image_link(course_c
     assert release.sync(course_copy, write=False).changed == []
 
 
+def test_a_new_notebook_gets_a_setup_cell_before_its_code(course_copy):
+    path = course_copy / "source" / "week4" / "08_new.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# New"), nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nb, path)
+    old_style = course_copy / "source" / "week4" / "02_naive_gemm.ipynb"
+    nb2 = nbformat.read(old_style, as_version=4)
+    first_code_cell(nb2).source = "import course\nfrom course import backend\n\nbackend.show();"
+    del first_code_cell(nb2).metadata["nbgrader"]  # recognised by its text alone
+    nbformat.write(nb2, old_style)
+    release.sync(course_copy)
+    cells = nbformat.read(path, as_version=4).cells
+    assert [c.source for c in cells[1:]] == [setup_cell.source(), "x = 1"]
+    assert cells[1].id == "setup" and cells[1].metadata.nbgrader["locked"] is True
+    assert first_code_cell(nbformat.read(old_style, as_version=4)).source == setup_cell.source()
+    assert len(nbformat.read(old_style, as_version=4).cells) == len(nb2.cells)  # replaced
+
+
 def test_attachments_follow_the_figures_in_assets(course_copy):
     other = (ROOT / "assets" / "roofline_two_bandwidths.png").read_bytes()
     (course_copy / "assets" / "tiling.png").write_bytes(other)
