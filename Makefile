@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps demo release grade table test test-fast lint figures gpu-check clean
+.PHONY: install system-deps colab-venv demo release grade table test test-fast lint figures gpu-check clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,11 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 install: $(STAMP) system-deps
+
+## A stand-in for a student's Colab runtime (Python 3.13, Colab's versions), built once and
+## reused while tests/colab-versions.txt is unchanged: the release tests run notebooks in it.
+colab-venv: $(STAMP)
+	$(BIN)/python scripts/colab_runtime.py
 
 ## bubblewrap isolates student code while grading; chromium drives the browser test.
 system-deps:
@@ -43,7 +48,7 @@ grade: install
 table: install
 	$(BIN)/python -m autograder.harness table
 
-test: install
+test: install colab-venv
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
 
@@ -54,8 +59,10 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check .
 
+## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install
 	$(BIN)/python scripts/make_figures.py --out assets
+	$(BIN)/python -m autograder.release
 
 clean:
 	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \

@@ -10,6 +10,10 @@ sample class in ``autograder/samples``:
 5. print a student × notebook table. A test that needs a GPU and ran without one shows as
    "not measured" and is left out of the maximum, never silently awarded or denied.
 
+``python -m autograder.harness release`` (``make release``) first brings the generated parts of
+``source/`` and the README up to date (setup cells, figures, Open-in-Colab links:
+:mod:`autograder.release`), then does step 1, and says loudly when the course's repository
+URL (``course/config.py``) is still the placeholder.
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
@@ -28,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import engines, progress, samples, sandbox
+from autograder import engines, progress, release, samples, sandbox
 from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +79,12 @@ def record_grading_failure(root: Path, student: str, why: str) -> None:
     (folder / GRADING_FAILED).write_text(why)
 
 
-def build_release(root: Path) -> None:
+def build_release(root: Path, sync: bool = False) -> None:
+    """Generate the release; with ``sync``, first update the generated parts of source/ and
+    the README (``demo`` runs on a copy of source/ alone, and leaves it as it is)."""
+    if sync:
+        for name in release.sync(root).changed:
+            print(f"updated {name} (setup cell, figures or Colab links)", flush=True)
     nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
 
 
@@ -347,7 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("release", "demo"):
         if args.command == "demo":
             reset_grading_state(root)
-        build_release(root)
+        warning = release.placeholder_warning() if args.command == "release" else None
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
+        build_release(root, sync=args.command == "release")
+        if warning:
+            print(f"release/{ASSIGNMENT} was built, but students on Colab cannot install the "
+                  "course package from the placeholder URL (see above).", file=sys.stderr)
     only = args.students.split(",") if args.students else None
     if args.command == "demo":
         students = stage_samples(root, only)

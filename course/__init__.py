@@ -20,9 +20,11 @@ if _backend.simulator_requested():
     from course.simulator import expose_kernel_api as _expose
     from course.simulator import make_barriers_event_driven as _event_driven
     from course.simulator import make_shared_arrays_atomic as _atomic
+    from course.simulator import quick_thread_switches as _quick
 
     _atomic()
     _expose()
     _event_driven()
+    _quick()
 
 __version__ = "0.1.0"

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from course import backend, gate
+from course.errors import not_written_yet
 from course.roofline import Roof
 from course.timing import Timing
 
@@ -197,11 +198,6 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
-def _not_written_yet(exc: BaseException) -> bool:
-    return isinstance(exc, NotImplementedError) or "NotImplementedError" in (
-        f"{type(exc).__name__} {exc}")
-
-
 def _grid_words(blocks: int) -> str:
     return f"{_plural(blocks, 'block')} of {VECTOR_ADD_BLOCK} threads"
 
@@ -296,7 +292,7 @@ def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
             kernel[blocks, VECTOR_ADD_BLOCK](*arrays)
         cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - the student's kernel may raise anything
-        if _not_written_yet(exc):
+        if not_written_yet(exc):
             raise VectorAddCheckError("vector_add is not written yet: replace "
                                       "`raise NotImplementedError()` with your kernel") from None
         raise VectorAddCheckError(

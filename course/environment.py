@@ -13,8 +13,8 @@ On Colab, ``colab_install()`` installs only what is missing, with the same
   when a GPU is present and CuPy is not installed;
 * the course package itself from :mod:`course.config` when ``course`` is not importable.
   Obviously it is importable when this module runs; that entry exists so the check is
-  complete, and the notebook's first cell carries the same line (from
-  :func:`course.config.colab_install_command`) for a fresh runtime.
+  complete, and every notebook's first cell (:mod:`course.setup_cell`) installs it in a
+  fresh runtime.
 
 Nothing is ever upgraded: Colab's preinstalled numba-cuda, NumPy and ipywidgets are what
 its other libraries were built against, and the course works with them.

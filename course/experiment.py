@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from course import backend
+from course.errors import explain, not_written_yet
 
 __all__ = [
     "SEED_RESULTS",
@@ -181,7 +182,8 @@ def smoke_test(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int
     """Run both kernels on a 1×1×1 product (2 · 3 = 6); say plainly if one is not written yet.
 
     Raises :class:`course.reuse.MissingAnswerError` when an answer still raises
-    ``NotImplementedError`` or gives a wrong 1×1×1 product (on a GPU, an unwritten kernel
+    ``NotImplementedError``, fails on the 1×1×1 product (in one line, from
+    :func:`course.errors.explain`) or gives a wrong one (on a GPU, an unwritten kernel
     compiles and silently does nothing).
     """
     from course.launch import matmul, naive, tiled
@@ -194,14 +196,12 @@ def smoke_test(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int
     for key in (NAIVE, "tiled"):
         try:
             C = matmul(build[key](), A, B)
-        except NotImplementedError:
-            raise MissingAnswerError(f"{where[key]} is not written yet: finish that notebook, "
-                                     "save it, and run this cell again") from None
         except Exception as exc:
-            if "NotImplementedError" in f"{type(exc).__name__} {exc}":
+            if not_written_yet(exc):
                 raise MissingAnswerError(f"{where[key]} is not written yet: finish that "
                                          "notebook, save it, and run this cell again") from None
-            raise
+            raise MissingAnswerError(f"{explain(exc, where[key])} Pass that notebook's "
+                                     "tests first.") from None
         if C[0, 0] != 6.0:
             raise MissingAnswerError(f"{where[key]} computes {C[0, 0]!r} for the 1×1×1 product "
                                      "2 · 3: pass that notebook's tests first")

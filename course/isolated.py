@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from course import backend, gpulock
+from course.errors import not_written_yet
 from course.kernel_source import SourceBundle, bundle_from_objects
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -103,7 +104,7 @@ def _inspect(bundle: SourceBundle, kind: str, tile: int | None, shape: list[int]
     except NotImplementedError:
         raise
     except (IndexError, RuntimeError) as exc:
-        if "NotImplementedError" in str(exc):
+        if not_written_yet(exc):
             raise NotImplementedError from None
         result.update(reads_a=0, reads_b=0, races=[], uninitialised=[],
                       error=f"index out of range for M={M}, N={N}, K={K}: {exc}")

@@ -7,9 +7,11 @@ The timing happens in a fresh process that receives only the kernels' source (va
 same fresh inputs, and the verdict is a *ratio* of medians measured in that one run —
 independent of how fast the particular GPU is.
 
-Threshold and size come from measurements on an H200 (docs/results-gpu.md): a correct
-tile-32 kernel ran 5.3–5.7× faster than the reference naive kernel at 1024³–2048³, while a
-"tiled" kernel that still reads A and B from global memory in its inner loop ran at 0.8×.
+The threshold belongs to the class of GPU the measurement ran on
+(:func:`course.gpu_classes.for_device`): measured on an H200 (docs/results-gpu.md: a correct
+tile-32 kernel ran 5.3–6.0× faster than the reference naive kernel at 1024³–2048³, while a
+"tiled" kernel that still reads A and B from global memory in its inner loop ran at 0.8×),
+estimated for a T4 (docs/t4-estimate.md). The report names the class and its basis.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from course import backend, gate, gpulock, isolated
+from course import backend, gate, gpu_classes, gpulock, isolated
 from course.kernel_source import SourceBundle, bundle_from_objects
 
-SPEEDUP_THRESHOLD = 2.0
+#: the bar where the GPU's class has no other (see course.gpu_classes).
+SPEEDUP_THRESHOLD = gpu_classes.OTHER.speedup_threshold
 SPEEDUP_SIZE = 2048
 SPEEDUP_TILE = 32
 SPEEDUP_REPEATS = 20
@@ -47,13 +50,15 @@ class SpeedupReport:
     vs_reference: float | None
     vs_own_naive: float
     threshold: float
+    gpu_class: str = ""  # course.gpu_classes.GpuClass.describe() of the GPU it ran on
 
     def __str__(self) -> str:
         ref = (f"{self.vs_reference:.2f}× the speed of the course's naive kernel, "
                if self.vs_reference is not None else "")
         times = ", ".join(f"{k} {v:.3f} ms" for k, v in self.ms.items())
+        where = f"; threshold for {self.gpu_class}" if self.gpu_class else ""
         return (f"tile {self.tile} at {self.size}³: {ref}{self.vs_own_naive:.2f}× the speed of "
-                f"your naive kernel (threshold {self.threshold}×). Medians: {times}")
+                f"your naive kernel (threshold {self.threshold}×{where}). Medians: {times}")
 
 
 #: the quick correctness look before timing: ragged, and not a multiple of any tile.
@@ -90,8 +95,9 @@ def _speedup_task(student: SourceBundle, reference: SourceBundle | None = None, 
         return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
                          f"counts for launches that computed C = A·B at the timed size, "
                          f"{size}³"}
-    return {"ms": {k: t.median_ms for k, t in timings.items()},
-            "device": backend.detect().device_name, "verified": True}
+    b = backend.detect()
+    return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": b.device_name,
+            "compute_capability": b.compute_capability, "verified": True}
 
 
 isolated.register_task("speedup", _speedup_task)
@@ -142,8 +148,10 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
         raise SpeedupCheckError(f"no speedup points: {out['error']}")
     ms = out["ms"]
     vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
+    cc = out.get("compute_capability")
+    gpu_class = gpu_classes.for_device(out.get("device"), tuple(cc) if cc else None)
     return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
-                         SPEEDUP_THRESHOLD)
+                         gpu_class.speedup_threshold, gpu_class.describe())
 
 
 def check_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, **kwargs: Any

@@ -7,6 +7,8 @@
 #   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
 #   bash scripts/gpu_session.sh throughput  # grading seconds per student, serial vs parallel
 #                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
+#   bash scripts/gpu_session.sh t4model   # the T4 estimate's claims, checked on this GPU
+#                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -45,6 +47,10 @@ elif [ "$PART" = throughput ]; then
   python3 scripts/gpu_throughput.py --full-serial "${FULL_SERIAL:-1}" \
     --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
     --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
+elif [ "$PART" = t4model ]; then
+  echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
+  python3 scripts/gpu_t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \
+    2>&1 | tail -40
 else
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.

@@ -7,12 +7,13 @@ These tests run without a GPU: ``import course`` turns Numba's CUDA simulator on
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
-from course import backend
+from course import backend, simulator
 from course.backend import (
     AUTOGRADE_ENV,
     COLAB_HINT,
@@ -178,3 +179,19 @@ def test_autograding_follows_nbgraders_variable(monkeypatch, execution, expected
     else:
         monkeypatch.setenv(AUTOGRADE_ENV, execution)
     assert backend.autograding() is expected
+
+
+def test_importing_course_on_the_simulator_makes_threads_switch_quickly():
+    code = ("import sys; sys.setswitchinterval(0.005); import course; "
+            "print(sys.getswitchinterval())")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert float(proc.stdout) == simulator.SWITCH_INTERVAL_S
+    before = sys.getswitchinterval()
+    try:  # never lengthens a shorter interval
+        sys.setswitchinterval(1e-4)
+        simulator.quick_thread_switches()
+        assert sys.getswitchinterval() == pytest.approx(1e-4)
+    finally:
+        sys.setswitchinterval(before)

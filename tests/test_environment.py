@@ -245,9 +245,14 @@ def test_config_marks_the_instructor_setting():
 
 
 def test_setup_notebook_quotes_the_configured_install_line():
-    """The first cells of notebook 00 run before `course` exists, so they carry the line
-    literally; it must stay the one course.config builds."""
+    """The first cell of notebook 00 runs before `course` exists, so it carries the
+    requirement literally; it must stay the one course.config builds."""
     nb = json.loads(SETUP_NOTEBOOK.read_text())
-    text = "\n".join("".join(c["source"]) for c in nb["cells"])
-    assert config.colab_install_command() in text
-    assert config.pip_requirement() in text
+    first = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert f'COURSE_PACKAGE = "{config.pip_requirement()}"' in first
+
+
+def test_placeholder_url_is_recognised():
+    assert config.is_placeholder()
+    assert config.is_placeholder("git+" + config.PLACEHOLDER_REPO_URL + "/")
+    assert not config.is_placeholder("https://github.com/someone/week4")

@@ -237,6 +237,20 @@ def test_smoke_test_names_the_unwritten_notebook():
         smoke_test(gemm_naive, unwritten_factory)
 
 
+def test_smoke_test_puts_a_failing_kernel_in_one_line():
+    from kernels_for_tests import gemm_naive_no_bounds
+
+    from course.reuse import MissingAnswerError
+
+    if ON_GPU:
+        pytest.skip("on a GPU an index out of range raises nothing; the simulator stops at it")
+    with pytest.raises(MissingAnswerError) as info:
+        smoke_test(gemm_naive_no_bounds, make_gemm_tiled)
+    msg = str(info.value)
+    assert msg.startswith("gemm_naive (notebook 2): an index out of range in thread (")
+    assert msg.endswith("Pass that notebook's tests first.") and "\n" not in msg
+
+
 def test_smoke_test_catches_a_kernel_that_does_nothing():
     from course.reuse import MissingAnswerError
 

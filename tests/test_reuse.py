@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 
@@ -10,6 +11,7 @@ import nbformat
 import numpy as np
 import pytest
 
+from course import reuse
 from course.kernel_source import DisallowedCodeError
 from course.launch import is_cuda_kernel, matmul, naive, tiled
 from course.reuse import MissingAnswerError, definitions_from
@@ -109,12 +111,113 @@ def test_source_given_as_one_string_is_read_too(tmp_path):
     assert is_cuda_kernel(definitions_from(path, "gemm_naive")["gemm_naive"])
 
 
-def test_missing_notebook(tmp_path):
+def test_missing_notebook(tmp_path, monkeypatch):
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
     with pytest.raises(MissingAnswerError) as info:
         definitions_from(tmp_path / "01_naive.ipynb", "gemm_naive")
     msg = str(info.value)
-    assert "01_naive.ipynb was not found next to this notebook" in msg
-    assert "keep the week's notebooks together in one folder" in msg
+    assert msg == (f"01_naive.ipynb was not found in {tmp_path}: keep the week's notebooks "
+                   "together in one folder")
+
+
+# ------------------------------------------------------------------- where notebooks are found
+
+
+@pytest.fixture
+def elsewhere(tmp_path, monkeypatch):
+    """A notebook's own folder (the cwd), an empty fake Drive, no folder named yet."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(reuse, "DRIVE_MOUNT", tmp_path / "drive")
+    monkeypatch.setattr(reuse, "_chosen_folder", None)
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+    return tmp_path
+
+
+def test_a_bare_name_is_found_in_the_notebooks_own_folder(elsewhere, capsys):
+    write_notebook(elsewhere / "here" / "02_naive_gemm.ipynb", SETUP, NAIVE)
+    assert is_cuda_kernel(definitions_from("02_naive_gemm.ipynb", "gemm_naive")["gemm_naive"])
+    assert capsys.readouterr().out == ""  # the usual case says nothing
+
+
+def test_colabs_copy_of_name_is_found_and_the_newest_is_named(elsewhere, capsys):
+    older = write_notebook(elsewhere / "here" / "Copy of 02_naive_gemm.ipynb", SETUP, DEMO)
+    newer = write_notebook(elsewhere / "here" / "02_naive_gemm (1).ipynb", SETUP, NAIVE)
+    os.utime(older, (1_000, 1_000))
+    assert reuse.locate("02_naive_gemm.ipynb") == newer
+    definitions_from("02_naive_gemm.ipynb", "gemm_naive")
+    assert f"(read gemm_naive from {newer})" in capsys.readouterr().out
+    write_notebook(elsewhere / "here" / "Copy of 03_tiled_gemm.ipynb", SETUP, TILED)
+    assert reuse.locate("03_tiled_gemm.ipynb").name == "Copy of 03_tiled_gemm.ipynb"
+    write_notebook(elsewhere / "here" / "102_naive_gemm.ipynb", SETUP, NAIVE)
+    with pytest.raises(MissingAnswerError):  # a similar name is not the notebook
+        reuse.locate("02_naive_gem.ipynb")
+
+
+def test_a_named_folder_is_searched_after_the_own_one(elsewhere):
+    other = elsewhere / "week4"
+    other.mkdir()
+    write_notebook(other / "03_tiled_gemm.ipynb", SETUP, TILED)
+    with pytest.raises(MissingAnswerError, match="was not found in"):
+        reuse.locate("03_tiled_gemm.ipynb")
+    reuse.use_folder(other)
+    assert reuse.locate("03_tiled_gemm.ipynb") == other / "03_tiled_gemm.ipynb"
+    with pytest.raises(MissingAnswerError, match="is not a folder"):
+        reuse.use_folder(elsewhere / "nowhere")
+
+
+def test_on_colab_a_missing_notebook_comes_with_the_exact_steps(elsewhere, monkeypatch):
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "test")
+    with pytest.raises(MissingAnswerError) as info:
+        definitions_from("02_naive_gemm.ipynb", "gemm_naive")
+    first, *steps = str(info.value).splitlines()
+    assert first == f"02_naive_gemm.ipynb was not found in {elsewhere / 'here'}."
+    text = "\n".join(steps)
+    assert "reuse.use_drive_folder()" in text and "reuse.upload_notebooks()" in text
+    assert "File → Download" in text and "Then run this cell again." in text
+
+
+def test_a_drive_folder_is_named_once_and_remembered_on_the_drive(elsewhere, monkeypatch):
+    drive = elsewhere / "drive"
+    notebooks = drive / "MyDrive" / "Colab Notebooks"
+
+    def mount():  # what google.colab.drive.mount leaves behind
+        notebooks.mkdir(parents=True, exist_ok=True)
+
+    assert reuse.use_drive_folder(mount=mount) == notebooks
+    memory = drive / "MyDrive" / reuse.MEMORY_NAME
+    assert json.loads(memory.read_text()) == {"folder": str(notebooks)}
+    write_notebook(notebooks / "Copy of 02_naive_gemm.ipynb", SETUP, NAIVE)
+    # A later notebook: a fresh runtime, the same Drive, nothing named in this process.
+    monkeypatch.setattr(reuse, "_chosen_folder", None)
+    assert reuse.search_folders() == [elsewhere / "here", notebooks]
+    assert is_cuda_kernel(definitions_from("02_naive_gemm.ipynb", "gemm_naive")["gemm_naive"])
+    # Another folder, given as a path inside My Drive, replaces the remembered one.
+    (drive / "MyDrive" / "GPU" / "week4").mkdir(parents=True)
+    reuse.use_drive_folder("GPU/week4", mount=mount)
+    assert json.loads(memory.read_text())["folder"] == str(drive / "MyDrive" / "GPU" / "week4")
+    with pytest.raises(MissingAnswerError, match="is not a folder in your Drive"):
+        reuse.use_drive_folder("nope", mount=mount)
+
+
+def test_drive_and_upload_say_plainly_that_they_need_colab(elsewhere):
+    with pytest.raises(MissingAnswerError, match="works on Colab"):
+        reuse.use_drive_folder()
+    with pytest.raises(MissingAnswerError, match="works on Colab"):
+        reuse.upload_notebooks()
+    with pytest.raises(MissingAnswerError, match="did not appear"):
+        reuse.use_drive_folder(mount=lambda: None)  # the student refused access
+
+
+def test_uploaded_notebooks_land_in_the_notebooks_folder(elsewhere, capsys):
+    source = write_notebook(elsewhere / "02_naive_gemm.ipynb", SETUP, NAIVE).read_bytes()
+    written = reuse.upload_notebooks(upload=lambda: {"02_naive_gemm.ipynb": source,
+                                                     "notes.txt": b"x"})
+    assert written == [elsewhere / "here" / "02_naive_gemm.ipynb"]
+    out = capsys.readouterr().out
+    assert "notes.txt is not a notebook" in out and "Uploaded: 02_naive_gemm.ipynb." in out
+    assert is_cuda_kernel(definitions_from("02_naive_gemm.ipynb", "gemm_naive")["gemm_naive"])
 
 
 def test_undefined_name(tmp_path):

@@ -197,3 +197,13 @@ def test_correct_answers_in_other_styles_pass_in_the_students_own_run_too(graded
         failed = {g: v for g, v in verdicts.items() if v != "pass"}
         assert not failed, f"{sid} {notebook}: the student's own run failed {failed}"
         assert set(graded_verdicts.values()) <= {"pass", "not_measured"}, (sid, graded_verdicts)
+
+
+def test_feedback_shows_the_notebooks_figures(graded) -> None:
+    """Figures are cell attachments: the feedback HTML carries them, no link to resolve."""
+    course, _, _ = graded
+    for name, alt in [("01_arithmetic_intensity", "A roofline with one compute peak"),
+                      ("03_tiled_gemm", "One output tile")]:
+        text = (course / "feedback" / "ada_correct" / "week4" / f"{name}.html").read_text()
+        assert re.search(rf'<img alt="{alt}[^"]*" src="data:image/png;base64,', text), name
+        assert "attachment:" not in text and "assets/" not in text, name

@@ -255,6 +255,21 @@ def test_the_child_process_knows_the_speedup_task():
     assert "make_gemm_tiled" in out["error"]
 
 
+def test_the_threshold_comes_from_the_class_of_the_gpu_it_ran_on(fake_gpu, monkeypatch):
+    from course import gpu_classes
+
+    turing = dataclasses.replace(gpu_classes.CLASSES[1], speedup_threshold=4.0)
+    monkeypatch.setattr(gpu_classes, "CLASSES", (gpu_classes.CLASSES[0], turing))
+    fake_gpu({"ms": {"tiled": 1.0, "own naive": 3.0}, "device": "Tesla T4",
+              "compute_capability": [7, 5]})
+    with pytest.raises(SpeedupCheckError, match="at least 4.0× is expected"):
+        check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+    fake_gpu({"ms": {"tiled": 1.0, "own naive": 3.0}, "device": "NVIDIA H200",
+              "compute_capability": [9, 0]})
+    report = check_speedup(kft.make_gemm_tiled, kft.gemm_naive)
+    assert report.threshold == 2.0 and report.gpu_class.startswith("Hopper (H100, H200): measured")
+
+
 def test_speedup_report_text():
     r = SpeedupReport(2048, 32, {"tiled": 1.0, "own naive": 5.5}, None, 5.5, 2.0)
     assert str(r) == ("tile 32 at 2048³: 5.50× the speed of your naive kernel (threshold 2.0×). "

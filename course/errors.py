@@ -1,0 +1,103 @@
+"""What went wrong when a student's kernel ran, in one plain line instead of a traceback.
+
+The cells that run a kernel before the tests ("try it on a small product") would otherwise
+show Numba's raw errors: on the simulator ``NotImplementedError: tid=[0, 6, 0] ctaid=[0, 0,
+0]`` through ``threading.py`` for a kernel not written yet, on a GPU a page of typing errors.
+This module is the one place that turns them into a sentence:
+
+* :func:`not_written_yet` — does this exception mean "the answer still raises
+  ``NotImplementedError``"? (The simulator re-raises it from a thread, sometimes wrapped.)
+* :func:`explain` — one line for any exception a launch can raise: not written yet, an index
+  out of range (with the simulated thread and block), a name that is not defined, a kernel
+  that does not compile, a launch the GPU refuses, a broken GPU context.
+* :func:`plain_errors` — a ``with`` block for notebook cells that prints that line and stops
+  the block, instead of a traceback.
+
+It imports nothing else from ``course``, so every level of the package can use it.
+"""
+
+from __future__ import annotations
+
+import re
+from types import TracebackType
+
+#: the prefix Numba's simulator puts on errors raised inside a simulated thread.
+_SIM_PREFIX = re.compile(r"^\s*tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
+
+
+def not_written_yet(exc: BaseException) -> bool:
+    """True when ``exc`` comes from an answer that still raises ``NotImplementedError``."""
+    if isinstance(exc, NotImplementedError):
+        return True
+    return "NotImplementedError" in f"{type(exc).__name__} {exc}"
+
+
+def _where(message: str) -> tuple[str, str]:
+    """(message without the simulator's prefix, ' in thread (x, y) of block (x, y)' or '')."""
+    match = _SIM_PREFIX.match(message)
+    if not match:
+        return message.strip(), ""
+    tx, ty, _, bx, by, _ = match.groups()
+    return message[match.end():].strip(), f" in thread ({tx}, {ty}) of block ({bx}, {by})"
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    """The first informative line of a (Numba) message, shortened."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Numba's typing errors open with "Failed in cuda mode pipeline (step: …)": say what failed.
+    lines = [ln for ln in lines if not ln.startswith(("Failed in", "During:", "File "))] or lines
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def explain(exc: BaseException, name: str) -> str:
+    """One line saying what went wrong when running ``name``, and what to look at."""
+    kind = type(exc).__name__
+    message, where = _where(str(exc))
+    if not_written_yet(exc):
+        return (f"{name} is not written yet: replace `raise NotImplementedError()` with your "
+                "code and run its cell, then this one again.")
+    if kind in ("TypingError", "UnsupportedError", "LoweringError", "NumbaError"):
+        return (f"{name} does not compile: {_first_line(message)}. Only what a kernel may use "
+                "works inside @cuda.jit (numbers, arrays, cuda.*, math.*).")
+    if kind in ("CudaAPIError", "CudaDriverError", "CudaSupportError"):
+        if "ILLEGAL_ADDRESS" in message:
+            return (f"{name} read or wrote outside an array on the GPU (a missing bounds test). "
+                    "The GPU cannot be used again in this session: restart it (on Colab: "
+                    "Runtime → Restart session) and run the notebook from the top.")
+        if "OUT_OF_RESOURCES" in message:
+            return (f"the GPU refused to launch {name}: a block needs more registers or "
+                    "threads than an SM has.")
+        return f"the GPU refused to run {name}: {_first_line(message)}."
+    if isinstance(exc, IndexError):
+        return (f"{name}: an index out of range{where} ({message}): a thread outside the "
+                "matrix, or a tile element past K, needs its bounds test.")
+    if isinstance(exc, NameError):
+        return (f"{name}: {message}{where}: define it (or spell it as in the notes) "
+                "inside the kernel.")
+    if kind in ("NotAKernelError", "GemmInputError"):
+        return message
+    return f"{name} failed{where}: {kind}: {_first_line(message)}"
+
+
+class plain_errors:  # noqa: N801 - used like a function: `with plain_errors("gemm_naive"):`
+    """``with plain_errors("gemm_naive"): …`` prints one ✗ line instead of a traceback.
+
+    Any ``Exception`` raised in the block ends the block and is replaced by
+    ``✗ <explain(exc, name)>``; ``KeyboardInterrupt`` and friends pass through.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.error: BaseException | None = None
+
+    def __enter__(self) -> plain_errors:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if exc is None or not isinstance(exc, Exception):
+            return False
+        self.error = exc
+        print(f"✗ {explain(exc, self.name)}")
+        return True
