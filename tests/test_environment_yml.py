@@ -19,9 +19,9 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 #: pip name → conda-forge name, where they differ.
-PIP_TO_CONDA = {"cupy-cuda12x": "cupy"}
+PIP_TO_CONDA = {"cupy-cuda12x": "cupy", "nvidia-cuda-nvrtc": "cuda-nvrtc"}
 #: conda-only entries: the interpreter, pip itself, CUDA compiler pieces Numba loads.
-CONDA_ONLY = {"python", "pip", "cuda-nvcc", "cuda-nvrtc"}
+CONDA_ONLY = {"python", "pip", "cuda-nvcc"}
 
 
 def _conda_spec(entry: str) -> tuple[str, SpecifierSet]:
@@ -67,7 +67,8 @@ def pins(constraints: str) -> dict[str, Version]:
         line = line.split("#", 1)[0].strip()
         if line:
             name, _, version = line.partition("==")
-            out[canonicalize_name(name)] = Version(version)
+            name = canonicalize_name(name)
+            out[PIP_TO_CONDA.get(name, name)] = Version(version)
     return out
 
 
