@@ -77,7 +77,7 @@ def test_restored_cells_and_metadata_are_said_in_the_table(graded) -> None:
     for nb in ("02_naive_gemm", "03_tiled_gemm", "05_roofline", "06_tile_sweep",
                "07_bonus_register_tiling"):
         assert f"{nb}: test cell(s) added back" in pat, pat
-    quinn = " ".join(table["quinn_lost_metadata"]["notes"])
+    quinn = " ".join(table["tia_lost_metadata"]["notes"])
     assert "nbgrader metadata restored from the release" in quinn, quinn
 
 

@@ -1,4 +1,4 @@
-"""Quinn's notebooks went through an editor that keeps only what it knows: every cell lost its
+"""Tia's notebooks went through an editor that keeps only what it knows: every cell lost its
 nbgrader metadata and its id (nbformat 4.4). The grader recognises the cells against the
 release, restores their metadata and grades them as the originals: full marks, and the grade
 table says the metadata was restored."""
