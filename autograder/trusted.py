@@ -37,8 +37,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
+from autograder import limits as limits_mod
 from autograder import sandbox
-from autograder.execute import DEAD_KERNEL_KEY
+from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY
 
 NOT_MEASURED = "NotMeasured"
 MAX_STDOUT = 4000
@@ -69,6 +70,25 @@ def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, 
 # Child side.
 
 
+class _Tail(io.TextIOBase):
+    """A stdout that keeps only the last ``keep`` characters (memory stays bounded)."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep, self.total, self.kept = keep, 0, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.total += len(s)
+        self.kept = (self.kept + s[-self.keep:])[-self.keep:]
+        return len(s)
+
+    def text(self) -> str:
+        cut = self.total - len(self.kept)
+        return (f"[… {cut} characters of output cut …]\n" if cut else "") + self.kept
+
+
 def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     from course.kernel_source import SourceBundle
     from course.speedup import NotMeasuredError
@@ -78,7 +98,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     if job["setup_error"]:
         out.update(status="fail", ename=job["setup_error"][0], evalue=job["setup_error"][1])
         return out
-    buf = io.StringIO()
+    buf = _Tail(MAX_STDOUT)
     started = time.monotonic()
     try:
         with contextlib.redirect_stdout(buf):
@@ -88,7 +108,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         out.update(status="not_measured", ename=NOT_MEASURED, evalue=str(exc))
     except BaseException as exc:  # noqa: BLE001 - any failure of student code is a verdict
         out.update(status="fail", ename=type(exc).__name__, evalue=str(exc))
-    out["stdout"] = buf.getvalue()[-MAX_STDOUT:]
+    out["stdout"] = buf.text()
     out["seconds"] = round(time.monotonic() - started, 2)
     return out
 
@@ -109,55 +129,102 @@ def _child_main(jobs_path: str, results_path: str) -> int:
 
 
 def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
-             extra_env: dict[str, str] | None = None, extra_ro: tuple[Path, ...] = ()
+             extra_env: dict[str, str] | None = None, extra_ro: tuple[Path, ...] = (),
+             limits: limits_mod.Limits | None = None, notes: list[str] | None = None
              ) -> list[dict[str, Any]]:
-    """Run jobs in sandboxed children; a job that exceeds ``timeout_s`` fails, the rest go on."""
+    """Run jobs in sandboxed children, within the notebook's limits; never lose a verdict.
+
+    A job that exceeds ``timeout_s`` fails and the rest go on, sharing ``after_timeout``
+    seconds from then on; jobs past that budget fail as "not run". A child that breaks a
+    memory or process limit is stopped, and its job fails saying so. ``notes`` collects what
+    the grade table should say.
+    """
     import autograder
 
+    limits = limits or limits_mod.Limits.from_env()
+    notes = [] if notes is None else notes
     results: list[dict[str, Any]] = []
     env = dict(os.environ, **(extra_env or {}))
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(autograder.__file__).parents[1]), *filter(None, [env.get("PYTHONPATH")])])
+    budget_end: float | None = None
     while len(results) < len(jobs):
         todo = jobs[len(results):]
+        if budget_end is not None and time.monotonic() >= budget_end:
+            notes.append(f"{len(todo)} check(s) not run: the notebook's time after a timeout "
+                         f"({limits.after_timeout:g} s) was spent")
+            results += [{"grade_id": j["grade_id"], "status": "fail", "ename": "NotRun",
+                         "evalue": "not run: an earlier check timed out and the notebook's "
+                                   "remaining time was spent", "stdout": ""} for j in todo]
+            break
         with tempfile.TemporaryDirectory(prefix="trusted-") as tmp:
             jobs_path, results_path = Path(tmp, "jobs.json"), Path(tmp, "results.jsonl")
             jobs_path.write_text(json.dumps(todo))
             results_path.touch()
-            argv = sandbox.wrap(
-                [sys.executable, "-m", "autograder.trusted", str(jobs_path), str(results_path)],
-                course_root=course_root, workdir=Path(tmp),
-                extra_ro=(Path(autograder.__file__).parent, *extra_ro))
-            proc = subprocess.Popen(argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True)
-            done, last = 0, time.monotonic()
-            while True:
-                lines = results_path.read_text().splitlines()
-                if len(lines) > done:
-                    done, last = len(lines), time.monotonic()
-                if proc.poll() is not None or done == len(todo):
-                    proc.wait()
-                    lines = results_path.read_text().splitlines()
-                    break
-                if time.monotonic() - last > timeout_s:
-                    proc.kill()
-                    proc.wait()
-                    lines = results_path.read_text().splitlines()
-                    break
-                time.sleep(0.2)
+            box = limits_mod.Box.create(limits)
+            try:
+                command = sandbox.wrap(
+                    [sys.executable, "-m", "autograder.trusted", str(jobs_path),
+                     str(results_path)],
+                    course_root=course_root, workdir=Path(tmp), gpu=True, env=env, box=box,
+                    extra_ro=(Path(autograder.__file__).parent, *extra_ro))
+                with open(Path(tmp, "stderr.txt"), "w") as err:
+                    proc = subprocess.Popen(command.launcher_argv(), env=command.env, cwd=tmp,
+                                            stdout=subprocess.DEVNULL, stderr=err)
+                    lines, stopped = _watch(proc, box, results_path, len(todo), timeout_s,
+                                            budget_end)
+            finally:
+                box.remove()
             got = [json.loads(line) for line in lines]
             results.extend(got)
             if len(got) < len(todo):  # the job in progress hung or killed the process
                 stuck = todo[len(got)]
-                died = proc.returncode not in (0, -9)
-                why = (f"the check process died (exit code {proc.returncode})" if died else
-                       f"the check did not finish within {timeout_s:.0f} s: an endless loop, "
-                       "or a barrier that some threads never reach?")
+                if stopped == "timeout":
+                    if budget_end is None:
+                        budget_end = time.monotonic() + limits.after_timeout
+                        notes.append(f"check {stuck['grade_id']} timed out after "
+                                     f"{timeout_s:.0f} s; the other checks of the notebook "
+                                     f"had {limits.after_timeout:g} s")
+                    ename, why = "Timeout", (
+                        f"the check did not finish within {timeout_s:.0f} s (or the "
+                        "notebook's remaining time): an endless loop, or a barrier that "
+                        "some threads never reach?")
+                elif stopped:
+                    ename, why = "LimitExceeded", f"the check was stopped: {stopped}"
+                    notes.append(f"check {stuck['grade_id']} was stopped: {stopped}")
+                else:
+                    ename = "ProcessDied"
+                    why = f"the check process died (exit code {proc.returncode})"
                 results.append({"grade_id": stuck["grade_id"], "status": "fail",
-                                "ename": "Timeout" if not died else "ProcessDied",
-                                "evalue": why, "stdout": ""})
+                                "ename": ename, "evalue": why, "stdout": ""})
     return results
+
+
+def _watch(proc: subprocess.Popen, box: limits_mod.Box, results_path: Path, count: int,
+           timeout_s: float, budget_end: float | None) -> tuple[list[str], str | None]:
+    """Wait for the child; return its result lines and why it was stopped (or None)."""
+    done, last, stopped = 0, time.monotonic(), None
+    while True:
+        lines = results_path.read_text().splitlines()
+        if len(lines) > done:
+            done, last = len(lines), time.monotonic()
+        if proc.poll() is not None or done == count:
+            break
+        now = time.monotonic()
+        deadline = last + timeout_s
+        if budget_end is not None:
+            deadline = min(deadline, max(budget_end, last + 1))
+        stopped = box.breach() or ("timeout" if now > deadline else None)
+        if stopped:
+            box.kill()
+            proc.kill()
+            break
+        time.sleep(0.2)
+    proc.wait()
+    if stopped is None and proc.returncode not in (0, None):
+        stopped = box.breach()
+    return results_path.read_text().splitlines()[:count], stopped
 
 
 def outputs_for(result: dict[str, Any]) -> list[NotebookNode]:
@@ -193,14 +260,16 @@ class TrustedRecheck(NbGraderPreprocessor):
         if self.reference_file:
             extra_env["COURSE_REFERENCE_NAIVE"] = self.reference_file
             extra_ro = (Path(self.reference_file),)
+        notes = list(resources.get(NOTES_KEY, []))
         results = run_jobs(jobs, course_root=root, timeout_s=self.timeout,
-                           extra_env=extra_env, extra_ro=extra_ro) if jobs else []
+                           extra_env=extra_env, extra_ro=extra_ro,
+                           notes=notes) if jobs else []
         for index, result in zip(where, results, strict=True):
             nb.cells[index].outputs = outputs_for(result)
         folder = Path(resources.get("metadata", {}).get("path") or ".")
         name = resources.get("unique_key", "notebook")
         summary = {"notebook": name, "dead_kernel": resources.get(DEAD_KERNEL_KEY),
-                   "sandbox": sandbox.sandbox_status(),
+                   "notes": notes, "sandbox": sandbox.sandbox_status(),
                    "cells": {r["grade_id"]: {k: r.get(k) for k in
                                              ("status", "ename", "evalue", "seconds")}
                              for r in results}}
