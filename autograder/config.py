@@ -9,7 +9,9 @@ What it changes from nbgrader's defaults, and why:
 * deleted test cells are put back from the gradebook (``OverwriteCells.add_missing_cells``);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
-  a cell that runs longer is interrupted and scored 0, and grading goes on.
+  a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
+  notebook then shares ``COURSE_AFTER_TIMEOUT`` seconds (:mod:`autograder.limits`, which
+  also bounds memory, processes, disk and output).
 """
 
 from __future__ import annotations
@@ -98,6 +100,8 @@ def configure(c: Any, root: Path) -> None:
     c.Execute.kernel_name = KERNEL_NAME
     c.SurvivingExecute.timeout = timeout
     c.SurvivingExecute.kernel_name = KERNEL_NAME
+    # The sandboxed kernel starts slower (launcher, bwrap), and a busy machine slower still.
+    c.SurvivingExecute.startup_timeout = 300
     c.OverwriteCells.add_missing_cells = True
     c.TrustedRecheck.timeout = timeout
     c.TrustedRecheck.course_root = str(root)

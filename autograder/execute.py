@@ -132,7 +132,7 @@ class SurvivingExecute(Execute):
     def process_message(self, msg: dict, cell: NotebookNode, cell_index: int):
         if msg.get("msg_type") in _KEPT:
             size = len(json.dumps(msg.get("content", {}), default=str))
-            if self._output_used + size > self._limits.output:
+            if self._output_cut or self._output_used + size > self._limits.output:
                 if msg["msg_type"] == "error":  # keep the error (it scores the cell), short
                     content = msg["content"]
                     text = str(content.get("evalue", ""))[:500]

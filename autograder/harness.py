@@ -107,6 +107,7 @@ def collect(root: Path) -> tuple[list[str], list[Row]]:
                     row.missing.append(nb.name)
                 if summary.get("dead_kernel"):
                     row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
+                row.notes += [f"{nb.name}: {note}" for note in summary.get("notes", [])]
                 row.scores[nb.name] = (score, maximum)
             rows.append(row)
     # A GPU-only check that was not measured for one student was not measured for anyone:

@@ -43,6 +43,9 @@ from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY
 
 NOT_MEASURED = "NotMeasured"
 MAX_STDOUT = 4000
+READY_FILE = "ready"
+#: Seconds a check process may take to start (imports), on top of any check's timeout.
+STARTUP_S = 300.0
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -117,6 +120,10 @@ def _child_main(jobs_path: str, results_path: str) -> int:
     sys.setswitchinterval(5e-4)  # the simulator's Python threads hand over faster
     os.environ[__import__("course.backend").backend.TRUSTED_ENV] = "1"
     jobs = json.loads(Path(jobs_path).read_text())
+    import course.kernel_source  # noqa: F401  (the imports every job needs: NumPy, Numba)
+    import course.speedup  # noqa: F401
+
+    Path(results_path).with_name(READY_FILE).touch()  # the parent's clock starts now
     with open(results_path, "a") as sink:
         for job in jobs:
             sink.write(json.dumps(_run_one(job)) + "\n")
@@ -148,10 +155,10 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(autograder.__file__).parents[1]), *filter(None, [env.get("PYTHONPATH")])])
-    budget_end: float | None = None
+    budget: float | None = None  # seconds of checking left, once one check timed out
     while len(results) < len(jobs):
         todo = jobs[len(results):]
-        if budget_end is not None and time.monotonic() >= budget_end:
+        if budget is not None and budget <= 0:
             notes.append(f"{len(todo)} check(s) not run: the notebook's time after a timeout "
                          f"({limits.after_timeout:g} s) was spent")
             results += [{"grade_id": j["grade_id"], "status": "fail", "ename": "NotRun",
@@ -172,8 +179,10 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                 with open(Path(tmp, "stderr.txt"), "w") as err:
                     proc = subprocess.Popen(command.launcher_argv(), env=command.env, cwd=tmp,
                                             stdout=subprocess.DEVNULL, stderr=err)
-                    lines, stopped = _watch(proc, box, results_path, len(todo), timeout_s,
-                                            budget_end)
+                    lines, stopped, ran, used = _watch(proc, box, results_path, len(todo),
+                                                       timeout_s, budget)
+                    if budget is not None:
+                        budget -= used
             finally:
                 box.remove()
             got = [json.loads(line) for line in lines]
@@ -181,8 +190,8 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
             if len(got) < len(todo):  # the job in progress hung or killed the process
                 stuck = todo[len(got)]
                 if stopped == "timeout":
-                    if budget_end is None:
-                        budget_end = time.monotonic() + limits.after_timeout
+                    if budget is None:
+                        budget = limits.after_timeout
                         notes.append(f"check {stuck['grade_id']} timed out after "
                                      f"{timeout_s:.0f} s; the other checks of the notebook "
                                      f"had {limits.after_timeout:g} s")
@@ -190,6 +199,11 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                         f"the check did not finish within {timeout_s:.0f} s (or the "
                         "notebook's remaining time): an endless loop, or a barrier that "
                         "some threads never reach?")
+                elif stopped == "startup":
+                    ename, why = "Timeout", (
+                        f"the check process did not start within {STARTUP_S:.0f} s (the "
+                        "grading machine is overloaded?); grade this notebook again")
+                    notes.append(why)
                 elif stopped:
                     ename, why = "LimitExceeded", f"the check was stopped: {stopped}"
                     notes.append(f"check {stuck['grade_id']} was stopped: {stopped}")
@@ -197,34 +211,51 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                     ename = "ProcessDied"
                     why = f"the check process died (exit code {proc.returncode})"
                 results.append({"grade_id": stuck["grade_id"], "status": "fail",
-                                "ename": ename, "evalue": why, "stdout": ""})
+                                "ename": ename, "evalue": why, "stdout": "",
+                                "seconds": round(ran, 2)})
     return results
 
 
 def _watch(proc: subprocess.Popen, box: limits_mod.Box, results_path: Path, count: int,
-           timeout_s: float, budget_end: float | None) -> tuple[list[str], str | None]:
-    """Wait for the child; return its result lines and why it was stopped (or None)."""
-    done, last, stopped = 0, time.monotonic(), None
+           timeout_s: float, budget: float | None
+           ) -> tuple[list[str], str | None, float, float]:
+    """Wait for the child; return its result lines, why it was stopped (or None), how long
+    the job in progress had run, and how long the child spent on jobs.
+
+    The clocks start when the child is ready (imports done): a busy machine's slow start is
+    not the student's time. Starting may take ``STARTUP_S`` (stopped: "startup").
+    """
+    ready_file = results_path.with_name(READY_FILE)
+    started = time.monotonic()
+    done, last, ready, stopped = 0, started, None, None
     while True:
         lines = results_path.read_text().splitlines()
+        now = time.monotonic()
+        if ready is None and ready_file.exists():
+            ready = last = now
         if len(lines) > done:
-            done, last = len(lines), time.monotonic()
+            done, last = len(lines), now
         if proc.poll() is not None or done == count:
             break
-        now = time.monotonic()
-        deadline = last + timeout_s
-        if budget_end is not None:
-            deadline = min(deadline, max(budget_end, last + 1))
-        stopped = box.breach() or ("timeout" if now > deadline else None)
+        if ready is None:
+            late = "startup" if now > started + max(timeout_s, STARTUP_S) else None
+        else:
+            deadline = last + timeout_s
+            if budget is not None:
+                deadline = min(deadline, ready + budget)
+            late = "timeout" if now > deadline else None
+        stopped = box.breach() or late
         if stopped:
             box.kill()
             proc.kill()
             break
         time.sleep(0.2)
     proc.wait()
+    end = time.monotonic()
     if stopped is None and proc.returncode not in (0, None):
         stopped = box.breach()
-    return results_path.read_text().splitlines()[:count], stopped
+    lines = results_path.read_text().splitlines()[:count]
+    return lines, stopped, end - last, (end - ready) if ready is not None else 0.0
 
 
 def outputs_for(result: dict[str, Any]) -> list[NotebookNode]:
