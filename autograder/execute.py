@@ -184,7 +184,7 @@ class SurvivingExecute(Execute):
         timeout_name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
         if self._budget_end is None and any(
                 o.get("output_type") == "error" and o.get("ename") == timeout_name
-                for o in cell.outputs):
+                for o in cell.get("outputs", [])):
             self._budget_end = time.monotonic() + self._limits.after_timeout
             self._notes.append(f"{grade_id} timed out after {self.timeout} s; the rest of "
                                f"the notebook had {self._limits.after_timeout:g} s")
