@@ -102,6 +102,9 @@ def configure(c: Any, root: Path) -> None:
     c.SurvivingExecute.kernel_name = KERNEL_NAME
     # The sandboxed kernel starts slower (launcher, bwrap), and a busy machine slower still.
     c.SurvivingExecute.startup_timeout = 300
+    # After an interrupt, wait this long for the cell's last output (nbclient: 4 s) before
+    # deciding the cell ignored the interrupt and stopping the kernel: a busy machine is slow.
+    c.SurvivingExecute.iopub_timeout = 15
     c.OverwriteCells.add_missing_cells = True
     c.TrustedRecheck.timeout = timeout
     c.TrustedRecheck.course_root = str(root)

@@ -81,7 +81,10 @@ class SurvivingExecute(Execute):
         finally:
             done.set()
             watchdog.join()
+            late = self._stop_reason or self._box.breach()
             self._box.remove()
+        if late and not self._dead_at:  # broken in the last cell, or between two polls
+            self._notes.append(f"the sandbox was stopped after its last cell ran: {late}")
             shutil.rmtree(self._kernel_dir, ignore_errors=True)
         if self._dead_at:
             resources[DEAD_KERNEL_KEY] = self._dead_at
