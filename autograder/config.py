@@ -10,7 +10,9 @@ What it changes from nbgrader's defaults, and why:
   notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
-  a cell that runs longer is interrupted and scored 0, and grading goes on.
+  a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
+  notebook then shares ``COURSE_AFTER_TIMEOUT`` seconds (:mod:`autograder.limits`, which
+  also bounds memory, processes, disk and output).
 """
 
 from __future__ import annotations
@@ -127,6 +129,11 @@ def configure(c: Any, root: Path) -> None:
     c.Execute.kernel_name = KERNEL_NAME
     c.SurvivingExecute.timeout = timeout
     c.SurvivingExecute.kernel_name = KERNEL_NAME
+    # The sandboxed kernel starts slower (launcher, bwrap), and a busy machine slower still.
+    c.SurvivingExecute.startup_timeout = 300
+    # After an interrupt, wait this long for the cell's last output (nbclient: 4 s) before
+    # deciding the cell ignored the interrupt and stopping the kernel: a busy machine is slow.
+    c.SurvivingExecute.iopub_timeout = 15
     # nbgrader's own add_missing_cells can fail the whole notebook (KeyError on a deleted
     # test cell after a markdown cell); RestoreCells does that job first, against the release.
     c.OverwriteCells.add_missing_cells = False

@@ -214,6 +214,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
                 if summary.get("dead_kernel"):
                     row.failed.append(nb.name)
                     row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
+                row.notes += [f"{nb.name}: {note}" for note in summary.get("notes", [])]
                 row.scores[nb.name] = (score, maximum)
             rows.append(row)
     # A GPU-only check that was not measured for one student was not measured for anyone:

@@ -6,23 +6,26 @@ timer, or IPython itself can make any test cell look passed. So after nbgrader h
 notebook, this preprocessor re-runs each test cell in a fresh, sandboxed process
 (:mod:`autograder.sandbox`) that holds only:
 
-* the *definitions* the test cell uses, taken from the cells above it and checked against
-  the whitelist of :mod:`course.kernel_source` (no imports beyond math/numpy/numba, no
-  attribute assignment, no file access, no classes) — anything else is not carried over;
+* the *definitions* the test cell uses, taken from the cells above it and checked by the
+  code policy of :mod:`course.code_policy` (ordinary Python; no imports beyond the course's
+  modules, no attribute patching, no file access, no classes) — nothing else is carried over;
 * the test cell's own code, which nbgrader has already restored from the gradebook.
+
+Before replacing a cell's outputs it records what the student's own kernel showed for it, so
+that the grade table can flag any test whose verdicts differ (the notebook's ✓ is the
+grader's ✓; see docs/grading.md).
 
 The cell's outputs are then replaced by that verdict: printed text on success; a one-line
 error (name and message, never a traceback with hidden-test source) on failure; and
 ``NotMeasured`` for checks that need a GPU this machine does not have, which the grade
 table shows as "not measured" instead of a silent 0 or a free pass.
 
-``python -m autograder.trusted JOBS.json RESULTS.jsonl`` is the child side.
+The child side is :mod:`autograder.trusted_child` (``python -m autograder.trusted_child``),
+a module of its own so that each check process starts without importing nbgrader.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -37,12 +40,14 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 from autograder import gpulock as gpulock_setup
+from autograder import limits as limits_mod
 from autograder import sandbox
-from autograder.execute import DEAD_KERNEL_KEY
+from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY
 from autograder.restore import RESTORED_KEY
+from autograder.trusted_child import NOT_MEASURED, READY_FILE
 
-NOT_MEASURED = "NotMeasured"
-MAX_STDOUT = 4000
+#: Seconds a check process may take to start (imports), on top of any check's timeout.
+STARTUP_S = 300.0
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -66,122 +71,142 @@ def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, 
 
 
 # ---------------------------------------------------------------------------------------------
-# Child side.
-
-
-#: True where kernel launches cannot take the GPU lock themselves: hold it per test cell.
-_HOLD_PER_CELL = [False]
-
-
-def _run_one(job: dict[str, Any]) -> dict[str, Any]:
-    from course import gpulock
-    from course.kernel_source import SourceBundle
-    from course.speedup import NotMeasuredError
-
-    out = {"grade_id": job["grade_id"], "status": "pass", "stdout": "", "ename": "",
-           "evalue": ""}
-    if job["setup_error"]:
-        out.update(status="fail", ename=job["setup_error"][0], evalue=job["setup_error"][1])
-        return out
-    buf = io.StringIO()
-    started = time.monotonic()
-    try:
-        if _HOLD_PER_CELL[0]:
-            gpulock.ensure_shared()
-        with contextlib.redirect_stdout(buf):
-            namespace = SourceBundle.from_json(job["bundle"]).load()
-            exec(compile(job["code"], f"<test cell {job['grade_id']}>", "exec"), namespace)  # noqa: S102
-    except (NotMeasuredError, gpulock.GpuLockTimeout) as exc:
-        out.update(status="not_measured", ename=NOT_MEASURED, evalue=str(exc))
-    except BaseException as exc:  # noqa: BLE001 - any failure of student code is a verdict
-        out.update(status="fail", ename=type(exc).__name__, evalue=str(exc))
-    finally:
-        gpulock.release()  # the next test cell queues for the GPU afresh
-    out["stdout"] = buf.getvalue()[-MAX_STDOUT:]
-    out["seconds"] = round(time.monotonic() - started, 2)
-    return out
-
-
-def _child_main(jobs_path: str, results_path: str) -> int:
-    sys.setswitchinterval(5e-4)  # the simulator's Python threads hand over faster
-    os.environ[__import__("course.backend").backend.TRUSTED_ENV] = "1"
-    from course import backend, gpulock
-
-    # Correctness checks share the GPU with other students' checks (lock held shared from a
-    # cell's first kernel launch to its end); speedup timings take it alone (course.speedup).
-    if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
-        _HOLD_PER_CELL[0] = True
-    jobs = json.loads(Path(jobs_path).read_text())
-    with open(results_path, "a") as sink:
-        for job in jobs:
-            sink.write(json.dumps(_run_one(job)) + "\n")
-            sink.flush()
-    return 0
-
-
-# ---------------------------------------------------------------------------------------------
 # Parent side.
 
 
 def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
-             extra_env: dict[str, str] | None = None, extra_ro: tuple[Path, ...] = ()
+             extra_env: dict[str, str] | None = None, extra_ro: tuple[Path, ...] = (),
+             limits: limits_mod.Limits | None = None, notes: list[str] | None = None
              ) -> list[dict[str, Any]]:
-    """Run jobs in sandboxed children; a job that exceeds ``timeout_s`` fails, the rest go on."""
+    """Run jobs in sandboxed children, within the notebook's limits; never lose a verdict.
+
+    A job that exceeds ``timeout_s`` fails and the rest go on, sharing ``after_timeout``
+    seconds from then on; jobs past that budget fail as "not run". A child that breaks a
+    memory or process limit is stopped, and its job fails saying so. ``notes`` collects what
+    the grade table should say.
+    """
     import autograder
     from course import gpulock
 
+    limits = limits or limits_mod.Limits.from_env()
+    notes = [] if notes is None else notes
     results: list[dict[str, Any]] = []
     env = dict(os.environ, **(extra_env or {}))
-    # The GPU lock: reachable here, in the sandbox, never from the notebook kernel.
+    # The GPU lock: reachable in the checks' sandbox, never from the notebook kernel.
     lock_dir = gpulock_setup.lock_dir_for_children(course_root)
     env[gpulock.LOCK_ENV] = str(lock_dir)
-    extra_rw = (lock_dir,)
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(autograder.__file__).parents[1]), *filter(None, [env.get("PYTHONPATH")])])
+    budget: float | None = None  # seconds of checking left, once one check timed out
     while len(results) < len(jobs):
         todo = jobs[len(results):]
+        if budget is not None and budget <= 0:
+            notes.append(f"{len(todo)} check(s) not run: the notebook's time after a timeout "
+                         f"({limits.after_timeout:g} s) was spent")
+            results += [{"grade_id": j["grade_id"], "status": "fail", "ename": "NotRun",
+                         "evalue": "not run: an earlier check timed out and the notebook's "
+                                   "remaining time was spent", "stdout": ""} for j in todo]
+            break
         with tempfile.TemporaryDirectory(prefix="trusted-") as tmp:
             jobs_path, results_path = Path(tmp, "jobs.json"), Path(tmp, "results.jsonl")
             jobs_path.write_text(json.dumps(todo))
             results_path.touch()
             beat = Path(tmp, "gpu-queue.heartbeat")
             env[gpulock.HEARTBEAT_ENV] = str(beat)
-            argv = sandbox.wrap(
-                [sys.executable, "-m", "autograder.trusted", str(jobs_path), str(results_path)],
-                course_root=course_root, workdir=Path(tmp),
-                extra_ro=(Path(autograder.__file__).parent, *extra_ro), extra_rw=extra_rw)
-            proc = subprocess.Popen(argv, env=env, cwd=tmp, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True)
-            done, last = 0, time.monotonic()
-            while True:
-                lines = results_path.read_text().splitlines()
-                if len(lines) > done:
-                    done, last = len(lines), time.monotonic()
-                if gpulock.heartbeat_fresh(beat):  # queueing for the GPU is not hanging
-                    last = max(last, time.monotonic() - 0.2)
-                if proc.poll() is not None or done == len(todo):
-                    proc.wait()
-                    lines = results_path.read_text().splitlines()
-                    break
-                if time.monotonic() - last > timeout_s:
-                    proc.kill()
-                    proc.wait()
-                    lines = results_path.read_text().splitlines()
-                    break
-                time.sleep(0.2)
+            box = limits_mod.Box.create(limits)
+            try:
+                command = sandbox.wrap(
+                    [sys.executable, "-m", "autograder.trusted_child", str(jobs_path),
+                     str(results_path)],
+                    course_root=course_root, workdir=Path(tmp), gpu=True, env=env, box=box,
+                    extra_ro=(Path(autograder.__file__).parent, *extra_ro),
+                    extra_rw=(lock_dir,))
+                with open(Path(tmp, "stderr.txt"), "w") as err:
+                    proc = subprocess.Popen(command.launcher_argv(), env=command.env, cwd=tmp,
+                                            stdout=subprocess.DEVNULL, stderr=err)
+                    lines, stopped, ran, used = _watch(proc, box, results_path, len(todo),
+                                                       timeout_s, budget, beat)
+                    if budget is not None:
+                        budget -= used
+            finally:
+                box.remove()
             got = [json.loads(line) for line in lines]
             results.extend(got)
             if len(got) < len(todo):  # the job in progress hung or killed the process
                 stuck = todo[len(got)]
-                died = proc.returncode not in (0, -9)
-                why = (f"the check process died (exit code {proc.returncode})" if died else
-                       f"the check did not finish within {timeout_s:.0f} s: an endless loop, "
-                       "or a barrier that some threads never reach?")
+                if stopped == "timeout":
+                    if budget is None:
+                        budget = limits.after_timeout
+                        notes.append(f"check {stuck['grade_id']} timed out after "
+                                     f"{timeout_s:.0f} s; the other checks of the notebook "
+                                     f"had {limits.after_timeout:g} s")
+                    ename, why = "Timeout", (
+                        f"the check did not finish within {timeout_s:.0f} s (or the "
+                        "notebook's remaining time): an endless loop, or a barrier that "
+                        "some threads never reach?")
+                elif stopped == "startup":
+                    ename, why = "Timeout", (
+                        f"the check process did not start within {STARTUP_S:.0f} s (the "
+                        "grading machine is overloaded?); grade this notebook again")
+                    notes.append(why)
+                elif stopped:
+                    ename, why = "LimitExceeded", f"the check was stopped: {stopped}"
+                    notes.append(f"check {stuck['grade_id']} was stopped: {stopped}")
+                else:
+                    ename = "ProcessDied"
+                    why = f"the check process died (exit code {proc.returncode})"
                 results.append({"grade_id": stuck["grade_id"], "status": "fail",
-                                "ename": "Timeout" if not died else "ProcessDied",
-                                "evalue": why, "stdout": ""})
+                                "ename": ename, "evalue": why, "stdout": "",
+                                "seconds": round(ran, 2)})
     return results
+
+
+def _watch(proc: subprocess.Popen, box: limits_mod.Box, results_path: Path, count: int,
+           timeout_s: float, budget: float | None, beat: Path | None = None
+           ) -> tuple[list[str], str | None, float, float]:
+    """Wait for the child; return its result lines, why it was stopped (or None), how long
+    the job in progress had run, and how long the child spent on jobs.
+
+    The clocks start when the child is ready (imports done): a busy machine's slow start is
+    not the student's time. Starting may take ``STARTUP_S`` (stopped: "startup"). Time spent
+    queueing for the GPU (the child keeps ``beat`` fresh meanwhile) is not the student's either.
+    """
+    from course import gpulock
+
+    ready_file = results_path.with_name(READY_FILE)
+    started = time.monotonic()
+    done, last, ready, stopped = 0, started, None, None
+    while True:
+        lines = results_path.read_text().splitlines()
+        now = time.monotonic()
+        if ready is None and ready_file.exists():
+            ready = last = now
+        if len(lines) > done:
+            done, last = len(lines), now
+        if beat is not None and ready is not None and gpulock.heartbeat_fresh(beat):
+            last = max(last, now - 0.2)  # queueing for the GPU is not hanging
+        if proc.poll() is not None or done == count:
+            break
+        if ready is None:
+            late = "startup" if now > started + max(timeout_s, STARTUP_S) else None
+        else:
+            deadline = last + timeout_s
+            if budget is not None:
+                deadline = min(deadline, ready + budget)
+            late = "timeout" if now > deadline else None
+        stopped = box.breach() or late
+        if stopped:
+            box.kill()
+            proc.kill()
+            break
+        time.sleep(0.2)
+    proc.wait()
+    end = time.monotonic()
+    if stopped is None and proc.returncode not in (0, None):
+        stopped = box.breach()
+    lines = results_path.read_text().splitlines()[:count]
+    return lines, stopped, end - last, (end - ready) if ready is not None else 0.0
 
 
 def outputs_for(result: dict[str, Any]) -> list[NotebookNode]:
@@ -238,8 +263,10 @@ class TrustedRecheck(NbGraderPreprocessor):
         if self.reference_file:
             extra_env["COURSE_REFERENCE_NAIVE"] = self.reference_file
             extra_ro = (Path(self.reference_file),)
+        notes = list(resources.get(NOTES_KEY, []))
         results = run_jobs(jobs, course_root=root, timeout_s=self.timeout,
-                           extra_env=extra_env, extra_ro=extra_ro) if jobs else []
+                           extra_env=extra_env, extra_ro=extra_ro,
+                           notes=notes) if jobs else []
         shown = {nb.cells[i].metadata["nbgrader"]["grade_id"]: notebook_verdict(nb.cells[i])
                  for i in where}
         for index, result in zip(where, results, strict=True):
@@ -247,7 +274,7 @@ class TrustedRecheck(NbGraderPreprocessor):
         folder = Path(resources.get("metadata", {}).get("path") or ".")
         name = resources.get("unique_key", "notebook")
         summary = {"notebook": name, "dead_kernel": resources.get(DEAD_KERNEL_KEY),
-                   "sandbox": sandbox.sandbox_status(),
+                   "notes": notes, "sandbox": sandbox.sandbox_status(),
                    "restored": nb.metadata.get(RESTORED_KEY, {}),
                    "cells": {r["grade_id"]: {**{k: r.get(k) for k in
                                                 ("status", "ename", "evalue", "seconds")},
@@ -274,6 +301,3 @@ class RequireTrustedVerdicts(NbGraderPreprocessor):
         del nb.metadata[TRUSTED_MARK]
         return nb, resources
 
-
-if __name__ == "__main__":
-    raise SystemExit(_child_main(*sys.argv[1:3]))

@@ -67,7 +67,8 @@ def _summarise(label: str, times_ms: Sequence[float], flops: float, nbytes: floa
 
 
 class Clock(Protocol):
-    """Measures ``batch`` calls of ``fn``; returns milliseconds for all of them."""
+    """Measures ``batch`` calls of ``fn``; returns milliseconds for all of them. A clock may
+    also have ``synchronize()`` (wait for the device), else Numba's is used."""
 
     def measure(self, fn: Callable[[], None], batch: int) -> float: ...
 
@@ -112,17 +113,18 @@ def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
     unknown = set(checks) - set(launches)
     if unknown:
         raise ValueError(f"checks for launches that are not timed: {sorted(unknown)}")
+    sync = getattr(clock, "synchronize", _synchronize)
     for fn in launches.values():
         for _ in range(warmup):
             fn()
-    _synchronize()
+    sync()
     samples: dict[str, list[float]] = {name: [] for name in launches}
     for sample in range(repeats):
         for name, fn in launches.items():
             check = checks.get(name)
             if check is not None:
                 check.poison()
-                _synchronize()
+                sync()
             samples[name].append(clock.measure(fn, batch) / batch)
             if check is not None:
                 problem = check.check()

@@ -15,8 +15,9 @@ pytestmark = pytest.mark.skipif(sandbox.bwrap_path() is None,
 
 
 def _run(code: str, course: Path, work: Path) -> subprocess.CompletedProcess:
-    argv = sandbox.wrap([sys.executable, "-c", code], course_root=course, workdir=work)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    command = sandbox.wrap([sys.executable, "-c", code], course_root=course, workdir=work)
+    return subprocess.run(command.argv, env=command.env, capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_sandbox_hides_course_files_but_not_the_workdir(tmp_path: Path) -> None:

@@ -115,6 +115,23 @@ def run_guarded(kernel: Any, A: np.ndarray, B: np.ndarray, grid: tuple[int, int]
     return flat[GUARD:GUARD + M * N].reshape(M, N), bool(np.any(outside != c_guard))
 
 
+class CupyEventClock:
+    """:class:`course.timing.Clock` with CuPy's CUDA events, for kernels launched by CuPy."""
+
+    def measure(self, fn: Callable[[], None], batch: int) -> float:
+        cp = cupy_module()
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(batch):
+            fn()
+        end.record()
+        end.synchronize()
+        return float(cp.cuda.get_elapsed_time(start, end))
+
+    def synchronize(self) -> None:
+        cupy_module().cuda.Device().synchronize()
+
+
 def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
                   warmup: int = 3, batch: int = 1) -> dict[str, list[float]]:
     """Milliseconds per launch of each function, interleaved, timed with CUDA events.

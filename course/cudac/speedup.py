@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from course import gate, isolated
+from course import gate, gpulock, isolated
 from course.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
+from course.timing import time_launches
+from course.verify import OutputCheck, UnverifiedTimingError
 
 SPEEDUP_THRESHOLD_CUDA = 1.25
 SPEEDUP_SIZE = 2048
@@ -65,19 +67,53 @@ def _speedup_cuda_task(*, tiled_source: str, naive_source: str,
     cp = gpu.cupy_module()
     A, B = random_operands(size, size, size, rng)
     dA, dB = cp.asarray(A), cp.asarray(B)
-    dC = cp.empty((size, size), cp.float32)
     n = np.int32(size)
-    launches = {}
+    launches, checks = {}, {}
     for name, gk in gemms.items():
         cfg = gk.launch_for(size, size)
+        dC = cp.empty((size, size), cp.float32)  # each kernel its own output, verified
 
-        def launch(kernel=kernels[name], cfg=cfg) -> None:
+        def launch(kernel=kernels[name], cfg=cfg, dC=dC) -> None:
             kernel(cfg.grid, cfg.block, (n, n, n, dA, dB, dC))
 
         launches[name] = launch
-    samples = gpu.time_launches(launches, repeats=repeats)
-    return {"ms": {k: float(np.median(v)) for k, v in samples.items()},
-            "samples": samples, "device": gpu.device_name()}
+        checks[name] = _output_check(cp, A, B, dA, dB, dC, gk.block)
+    try:
+        with gpulock.exclusive():  # other graders' kernels must not share the GPU meanwhile
+            timings = time_launches(launches, repeats=repeats, checks=checks,
+                                    clock=gpu.CupyEventClock())
+    except UnverifiedTimingError as exc:
+        return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
+                         f"counts for launches that computed C = A·B at the timed size, "
+                         f"{size}³"}
+    return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": gpu.device_name(),
+            "verified": True}
+
+
+def _output_check(cp: Any, A: np.ndarray, B: np.ndarray, dA: Any, dB: Any, dC: Any,
+                  block: int) -> OutputCheck:
+    """Poison ``dC`` before each timed sample; after it, compare with a float64 reference on
+    the device (the course's tolerance, scaled for K), as :mod:`course.verify` does."""
+    from course.checks import C_POISON_BITS, diagnose
+
+    a64, b64 = dA.astype(cp.float64), dB.astype(cp.float64)
+    ref = a64 @ b64
+    eps = float(np.finfo(np.float32).eps)
+    tol = max(1e-4, 4 * A.shape[1] * eps) * (cp.abs(a64) @ cp.abs(b64)) + 1e-6
+
+    def poison() -> None:
+        dC.view(cp.uint32).fill(np.uint32(C_POISON_BITS))
+
+    def check() -> str | None:
+        bad = int((~(cp.abs(dC.astype(cp.float64) - ref) <= tol)).sum())
+        if not bad:
+            return None
+        M, K = A.shape
+        why = diagnose(cp.asnumpy(dC), A, B, block)
+        return (f"{bad:,} of {dC.size:,} elements of C are not A·B at M={M}, N={B.shape[1]}, "
+                f"K={K}" + (f": {why}" if why else ""))
+
+    return OutputCheck(poison, check)
 
 
 isolated.register_task("speedup_cuda", _speedup_cuda_task)
@@ -120,7 +156,7 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
            "repeats": repeats, "seed": int.from_bytes(os.urandom(4))}
     out = isolated.run_job(job, simulator=False)
     if out.get("error"):
-        raise SpeedupCheckError(f"speedup not measured: {out['error']}")
+        raise SpeedupCheckError(f"no speedup points: {out['error']}")
     ms = out["ms"]
     vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
     return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
