@@ -219,13 +219,14 @@ def test_trusted_children_reach_the_lock_and_the_notebook_kernel_does_not(
     kernel = sandbox.wrap([sys.executable, "-c",
                            f"import os; print(os.path.exists({str(lock_dir)!r}))"],
                           course_root=course, workdir=work)
-    out = subprocess.run(kernel, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(kernel.argv, env=kernel.env, capture_output=True, text=True,
+                         timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
     # A trusted child's sandbox (lock bound read-write): its hold excludes this process.
     trusted = sandbox.wrap(["env", f"PYTHONPATH={ROOT}"], course_root=course, workdir=work,
                            extra_rw=(lock_dir,))
-    child = _holder(lock_dir, "exclusive", 1.0, argv_prefix=tuple(trusted))
+    child = _holder(lock_dir, "exclusive", 1.0, argv_prefix=tuple(trusted.argv))
     mine = gpulock.GpuLock(lock_dir, max_wait_s=30)
     mine.acquire("shared")
     got = time.time()
@@ -233,11 +234,12 @@ def test_trusted_children_reach_the_lock_and_the_notebook_kernel_does_not(
     assert got >= _released_at(child), "the sandboxed holder did not exclude the host"
 
 
-# The trusted child proper imports nbgrader (seconds on a busy machine); for the clock test a
-# light child speaks the same protocol: run each job's code, append one JSON line per job.
+# For the clock test a light child speaks the trusted child's protocol: say it is ready, run
+# each job's code, append one JSON line per job.
 LIGHT_CHILD = textwrap.dedent("""
-    import contextlib, io, json, sys
+    import contextlib, io, json, pathlib, sys
     jobs = json.load(open(sys.argv[1]))
+    pathlib.Path(sys.argv[2]).with_name("ready").touch()
     with open(sys.argv[2], "a") as sink:
         for job in jobs:
             buf = io.StringIO()
@@ -258,8 +260,8 @@ def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypat
     course.mkdir()
     monkeypatch.setenv(gpulock.LOCK_ENV, str(tmp_path / "lock"))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.setattr(trusted.sandbox, "wrap",
-                        lambda argv, **_: [sys.executable, "-c", LIGHT_CHILD, *argv[-2:]])
+    monkeypatch.setattr(trusted.sandbox, "wrap", lambda argv, **kw: trusted.sandbox.SandboxCommand(
+        [sys.executable, "-c", LIGHT_CHILD, *argv[-2:]], dict(kw["env"])))
     lock_dir = placement.lock_dir_for_children(course)
     other = gpulock.GpuLock(lock_dir)
     other.acquire("exclusive")  # another student's timing, until 4 s after the check queues
