@@ -54,7 +54,9 @@ table: install
 
 test: install colab-venv
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15
+	@# --dist loadfile: every test of a file on one worker, so the module-scoped sample class
+	@# is graded once per run, not once per worker.
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
 ## Everything but the slow end-to-end tests (notebooks, sample class, browser).
 test-fast: install

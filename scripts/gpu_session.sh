@@ -9,6 +9,10 @@
 #                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
 #   bash scripts/gpu_session.sh t4model   # the T4 estimate's claims, checked on this GPU
 #                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
+#   bash scripts/gpu_session.sh probe     # GPU tests, the code policy's kernel rule against
+#                                         # the compiler, the sandbox's GPU access, T4 model
+#   bash scripts/gpu_session.sh cudac     # the CUDA C track: correctness, speedup stability,
+#                                         # the write-up's experiment, racecheck, ladder
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -24,7 +28,23 @@ export PATH=/tmp/debs/usr/bin:/tmp/site/bin:$PATH MPLBACKEND=Agg JUPYTER_PATH=/t
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
   python3 -c "import course; from course import backend; backend.show()"; } | tee "$OUT/env-$PART.txt"
 
-if [ "$PART" = bench ]; then
+if [ "$PART" = probe ]; then
+  echo "== GPU tests"; timeout 300 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests \
+    --continue-on-collection-errors 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
+  echo "== the kernel rule of the code policy, against what Numba compiles for this GPU"
+  python3 scripts/gpu_policy_probe.py --json "$OUT/policy-probe.json" 2>&1 \
+    | tee "$OUT/policy-probe.txt" | tail -40
+  echo "== CUDA inside the grading sandbox (minimal files, limits, no network)"
+  timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/test_sandbox.py \
+    tests/test_isolation.py -k "not end_to_end" 2>&1 | tee "$OUT/pytest-isolation.log" | tail -6
+  echo "== T4 model check (quick)"
+  QUICK=1 timeout 240 python3 scripts/gpu_t4_model_check.py --out "$OUT/t4-model-check.md" \
+    --quick 2>&1 | tail -25
+elif [ "$PART" = cudac ]; then
+  echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
+  timeout 540 python3 scripts/gpu_cudac.py ${QUICK:+--quick} 2>&1 | tee "$OUT/gpu_cudac.log" \
+    | tail -45
+elif [ "$PART" = bench ]; then
   echo "== GPU tests"; python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 \
     | tee "$OUT/pytest-gpu.log" | tail -4
   echo "== occupancy vs driver"

@@ -11,8 +11,12 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -23,20 +27,78 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
+class _Listener:
+    """A TCP server on the host's loopback that records whatever reaches it."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.got: list[bytes] = []
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.got.append(conn.recv(1000) or b"(connected)")
+                except OSError:
+                    self.got.append(b"(connected)")
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join()
+        self.sock.close()
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
+    """The whole sample class, graded once, with secrets planted outside the course (files
+    in the home folder, /var/tmp, /srv, /opt; the instructor's environment) and a listener on
+    the grading host's loopback, for the hostile students to find."""
+    from autograder.samples.students import quinn_phones_home
+
     course = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "source", course / "source")
     shutil.copy(ROOT / "nbgrader_config.py", course)
-    env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT),
-               COURSE_CELL_TIMEOUT=os.environ.get("COURSE_CELL_TIMEOUT", "90"))
+    secret = f"planted-{uuid.uuid4().hex}"
+    places = [Path.home() / f".week4-secret-{secret[-8:]}.txt"]
+    places += [Path(d) / f"week4-secret-{secret[-8:]}.txt" for d in ("/var/tmp", "/srv", "/opt")
+               if os.access(d, os.W_OK)]
+    for place in places:
+        place.write_text(secret)
+    listener = _Listener(quinn_phones_home.LISTEN_PORT)
+    env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), JUPYTERHUB_API_TOKEN=secret,
+               WEEK4_PLANTED_SECRET=secret,
+               COURSE_CELL_TIMEOUT=os.environ.get("COURSE_CELL_TIMEOUT", "60"),
+               COURSE_AFTER_TIMEOUT=os.environ.get("COURSE_AFTER_TIMEOUT", "20"))
     table = course / "table.json"
-    proc = subprocess.run([sys.executable, "-m", "autograder.harness", "demo", "--root",
-                           str(course), "--json", str(table)], env=env, capture_output=True,
-                          text=True, timeout=1800)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "autograder.harness", "demo", "--root",
+                               str(course), "--json", str(table)], env=env,
+                              capture_output=True, text=True, timeout=1800)
+    finally:
+        time.sleep(0.5)
+        listener.close()
+        for place in places:
+            place.unlink(missing_ok=True)
     print(proc.stdout[-6000:])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ATTACKS.update(secret=secret, heard=list(listener.got))
     return course, json.loads(table.read_text()), proc.stdout
+
+
+#: what the fixture planted for the hostile students, and what its listener heard.
+ATTACKS: dict = {}
 
 
 def test_every_sample_student_scores_as_expected(graded: tuple[Path, dict, str]) -> None:
@@ -207,3 +269,55 @@ def test_feedback_shows_the_notebooks_figures(graded) -> None:
         text = (course / "feedback" / "ada_correct" / "week4" / f"{name}.html").read_text()
         assert re.search(rf'<img alt="{alt}[^"]*" src="data:image/png;base64,', text), name
         assert "attachment:" not in text and "assets/" not in text, name
+
+
+# ----------------------------------------------------------------------- the hostile students
+
+HOSTILE = ["oscar_reads_home_files", "pam_prints_env_secrets", "quinn_phones_home",
+           "rita_fork_bomb", "sam_eats_memory"]
+
+
+def test_hostile_students_leak_nothing_and_the_class_is_graded(graded) -> None:
+    """No planted secret anywhere under autograded/ or feedback/, nothing reached the
+    listener, and every student (the hostile ones included) has a row as expected."""
+    course, table, _ = graded
+    planted, heard = ATTACKS["secret"], ATTACKS["heard"]
+    assert planted.startswith("planted-"), "the fixture planted no secret"
+    assert heard == [], f"the listener on the grading host received {heard}"
+    written = [p for p in (course / "autograded").rglob("*") if p.is_file()]
+    written += [p for p in (course / "feedback").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".html" for p in written) and len(written) > 10
+    leaks = [p for p in written if planted in p.read_text(errors="replace")]
+    assert not leaks, f"the planted secret is in {leaks}"
+    # The scan can fail: a file holding the secret is found the same way.
+    probe = course / "feedback" / "probe.txt"
+    probe.write_text(f"x{planted}x")
+    assert planted in probe.read_text(errors="replace")
+    probe.unlink()
+    assert set(HOSTILE) <= set(table)
+
+
+def test_hostile_rows_say_why(graded) -> None:
+    from autograder import limits
+
+    course, table, _ = graded
+    parents, _ = limits.find_parents()
+
+    def stream(student: str) -> str:
+        path = course / "autograded" / student / "week4" / "01_arithmetic_intensity.ipynb"
+        cells = json.loads(path.read_text())["cells"]
+        return "".join("".join(o.get("text", "")) + o.get("evalue", "")
+                       for c in cells for o in c.get("outputs", []))
+
+    assert "secret files read: 0" in stream("oscar_reads_home_files")
+    assert "Connection refused" in stream("quinn_phones_home") or \
+        "unreachable" in stream("quinn_phones_home")
+    assert "100 GB at once: MemoryError" in stream("sam_eats_memory")
+    if "memory" in parents:
+        assert any("of memory" in n for n in table["sam_eats_memory"]["notes"]), \
+            table["sam_eats_memory"]["notes"]
+    if "pids" in parents:
+        assert any("processes" in n for n in table["rita_fork_bomb"]["notes"]), \
+            table["rita_fork_bomb"]["notes"]
+    else:
+        assert "fork refused" in stream("rita_fork_bomb")

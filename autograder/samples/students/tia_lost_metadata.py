@@ -3,9 +3,11 @@ nbgrader metadata and its id (nbformat 4.4). The grader recognises the cells aga
 release, restores their metadata and grades them as the originals: full marks, and the grade
 table says the metadata was restored."""
 
-NOTEBOOKS = "all"
+# Three notebooks of different shapes (formulas and one written answer; a kernel, a test
+# cell with hidden tests and an optional exercise; tables of hints): recognising cells
+# depends on a notebook's layout, not on its topic, and tests/test_restore.py covers every
+# notebook of the week cell by cell.
+NOTEBOOKS = ["01_arithmetic_intensity", "02_naive_gemm", "06_tile_sweep"]
 BASE = "solutions"
 STRIP_METADATA = "all"
-EXPECTED = {"01_arithmetic_intensity": 11, "02_naive_gemm": 6, "03_tiled_gemm": 11,
-            "05_roofline": 9, "06_tile_sweep": 5, "07_bonus_register_tiling": 3}
-EXPECTED_GPU = {"03_tiled_gemm": 14}
+EXPECTED = {"01_arithmetic_intensity": 11, "02_naive_gemm": 6, "06_tile_sweep": 5}
