@@ -257,7 +257,9 @@ class Box:
     def breach(self) -> str | None:
         """Why the box's limits stopped (or must stop) its processes, or None."""
         mem = self.groups.get("memory")
-        if mem and _oom_kills(mem) > 0:
+        # The kernel's own OOM kill, or usage past the limit where the controller counts but
+        # does not enforce (seen on the H200's VM: the watchdog then stops the box itself).
+        if mem and (_oom_kills(mem) > 0 or _memory_usage(mem) > self.limits.memory):
             return f"it used more than {human(self.limits.memory)} of memory"
         pids = self.groups.get("pids")
         if pids and _counter(pids / "pids.events", "max") > 0:
@@ -340,6 +342,14 @@ def _counter(path: Path, key: str) -> int:
                 return int(parts[1])
     except (OSError, ValueError):
         pass
+    return 0
+
+
+def _memory_usage(group: Path) -> int:
+    """Bytes the cgroup uses now (v2 ``memory.current``, v1 ``memory.usage_in_bytes``)."""
+    for name in ("memory.current", "memory.usage_in_bytes"):
+        with contextlib.suppress(OSError, ValueError):
+            return int((group / name).read_text().split()[0])
     return 0
 
 

@@ -356,7 +356,8 @@ def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: 
         cuda.synchronize()
         print(gpulock.current().mode, time.time(), flush=True)
     """)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{gpulock.LOCK_ENV: str(tmp_path)})
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]  # keep carried wheels
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), **{gpulock.LOCK_ENV: str(tmp_path)})
     timing = _holder(tmp_path, "exclusive", 2.0)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=env, timeout=120)

@@ -264,13 +264,16 @@ REFUSALS = {
                              "    print(f'{M[0]}')\n", "an f-string inside the @cuda.jit"),
     "allocation in a kernel": ("import numpy as np\nfrom numba import cuda\n@cuda.jit\n"
                                "def ai_x(M):\n    t = np.zeros(3)\n    M[0] = t[0]\n",
-                               "`np.zeros` (it allocates an array)"),
+                               "`np.zeros(…)` (a NumPy function)"),
+    "numpy ufunc in a kernel": ("import numpy as np\nfrom numba import cuda\n@cuda.jit\n"
+                                "def ai_x(M):\n    M[0] = np.sqrt(M[1])\n",
+                                "`np.sqrt(…)` (a NumPy function)"),
     "try in a device function": ("from numba import cuda\n@cuda.jit(device=True)\n"
                                  "def ai_x(M):\n    try:\n        return M\n"
                                  "    except Exception:\n        return 0\n",
                                  "try/except inside the @cuda.jit"),
-    "lambda in a kernel": ("from numba import cuda\n@cuda.jit\ndef ai_x(M):\n"
-                           "    f = lambda x: x\n    M[0] = f(1)\n", "a lambda inside"),
+    "any in a kernel": ("from numba import cuda\n@cuda.jit\ndef ai_x(M):\n"
+                        "    M[0] = 1.0 if any((M[1] > 0, M[2] > 0)) else 0.0\n", "`any`"),
 }
 
 #: ordinary Python that graded code may use (issue: correct answers were zeroed).
@@ -311,6 +314,10 @@ ACCEPTED = {
     "api names from numba.cuda": "from numba.cuda import jit, grid\n@jit\ndef ai_x(M):\n"
                                  "    M[grid(1)] = 1.0\n",
     "jit cache": "from numba import cuda\n@cuda.jit(cache=True)\ndef ai_x(M):\n    M[0] = 1\n",
+    "what the GPU compiles in a kernel": "import math\nimport numpy as np\nfrom numba import "
+                                         "cuda\n@cuda.jit\ndef ai_x(M):\n    f = lambda x: "
+                                         "x + 1\n    M[0] = np.float32(math.sqrt(sum((M[1], "
+                                         "M[2])))) + f(M[3])\n",
     "attribute set on a local": "import numpy as np\ndef ai_x(M):\n    a = np.zeros(4)\n"
                                 "    a.shape = (2, 2)\n    return a\n",
 }
