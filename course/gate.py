@@ -79,14 +79,27 @@ def check_cell_definitions(history: list[str]) -> None:
     _seen[key] = None
 
 
+#: ``off``: during autograde the student's kernel checks definitions only and leaves the
+#: checks themselves to the grader (faster grading; the verdict audit then covers the code
+#: policy, not the checks' results).
+AUDIT_ENV = "COURSE_VERDICT_AUDIT"
+
+
+class CheckedByTheGrader(RuntimeError):
+    """During autograde with the audit off: this check runs only in the grader's process."""
+
+
 def begin_check(what: str) -> None:
     """Start of every check a test cell calls: show the grader's view of its definitions.
 
-    ``what`` names the check (kept for messages and tests). Does nothing in the grader's own
-    process (``COURSE_TRUSTED_RUN``) and outside IPython.
+    ``what`` names the check. Does nothing in the grader's own process (``COURSE_TRUSTED_RUN``)
+    and outside IPython. During ``nbgrader autograde`` the check then runs in the student's
+    kernel too, so that the grader can compare verdicts, unless ``COURSE_VERDICT_AUDIT=off``.
     """
     if os.environ.get(backend.TRUSTED_ENV):
         return
     history = _history()
     if history:
         check_cell_definitions(history)
+    if backend.autograding() and os.environ.get(AUDIT_ENV, "on") == "off":
+        raise CheckedByTheGrader(f"{what}: checked by the grader in its own process")

@@ -194,8 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copytree(ROOT / "source", base / "source")
     shutil.copy(ROOT / "nbgrader_config.py", base)
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "autograder.harness", "release", "--root",
-                    str(base)], check=True, capture_output=True,
+    # The release alone (as `demo` builds it): `release` would also sync the README and the
+    # figures, which this scratch copy does not have.
+    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                    "from autograder.harness import build_release; "
+                    "build_release(Path(sys.argv[1]))", str(base)], check=True,
+                   capture_output=True, cwd=base,
                    env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                        filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))))
     print(f"release built in {time.monotonic() - started:.0f} s; {os.cpu_count()} cores, "
