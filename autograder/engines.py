@@ -65,8 +65,11 @@ def student_result(root: Path, student: str, seconds: float, ok: bool) -> Studen
         _, rows = collect(root, only=[student])
     except Exception:  # noqa: BLE001 - the line must not stop grading; the table says more
         rows = []
-    score = sum(s for row in rows for s, _ in row.scores.values())
-    maximum = sum(m for row in rows for _, m in row.scores.values())
+    # As the table counts: the other track's notebooks are left out of score and maximum.
+    score = sum(s for row in rows for nb, (s, _) in row.scores.items()
+                if nb not in row.off_track)
+    maximum = sum(m for row in rows for nb, (_, m) in row.scores.items()
+                  if nb not in row.off_track)
     return StudentResult(student, notebooks, score, maximum, round(seconds, 1), ok)
 
 

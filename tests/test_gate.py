@@ -135,3 +135,18 @@ def test_every_test_cell_of_the_course_opens_with_a_check_docstring():
             is_test = bool(meta.get("grade")) and not meta.get("solution")
             text = "".join(cell["source"])
             assert gate.looks_like_test_cell(text) is is_test, (path.name, meta.get("grade_id"))
+
+
+def test_with_the_audit_off_the_students_kernel_leaves_checks_to_the_grader(shell, monkeypatch):
+    from course import backend
+
+    assert run(shell, "def ai_x(n):\n    return float(n)\n") is None
+    monkeypatch.setenv(backend.AUTOGRADE_ENV, "autograde")
+    monkeypatch.delenv(backend.TRUSTED_ENV, raising=False)
+    assert run(shell, TEST_CELL) is None  # audit on (default): the check runs here too
+    monkeypatch.setenv(gate.AUDIT_ENV, "off")
+    error = run(shell, TEST_CELL)
+    assert isinstance(error, gate.CheckedByTheGrader)
+    # ... after the definitions were checked: a refused answer still says so, first.
+    assert run(shell, "import os\ndef ai_x(n):\n    return float(n) + 0 * os.getpid()\n") is None
+    assert isinstance(run(shell, TEST_CELL), DisallowedCodeError)

@@ -110,3 +110,27 @@ def test_recognise_keeps_known_grade_ids_and_matches_nothing_twice():
     sub["cells"].append(copy.deepcopy(sub["cells"][0]))  # a duplicated intro cell
     match = recognise(sub["cells"], rel["cells"])
     assert len(set(match.values())) == len(match)
+
+
+def test_the_notebooks_own_verdict_is_read_as_nbgrader_would_score_it():
+    """What the student's kernel showed: an error fails, a check the notebook could not
+    measure (no GPU in the grading kernel) or left to the grader is not compared."""
+    from nbformat.v4 import new_code_cell, new_output
+
+    from autograder.trusted import notebook_verdict
+
+    def cell(*outputs, count=1):
+        c = new_code_cell("x")
+        c.execution_count, c.outputs = count, list(outputs)
+        return c
+
+    def error(ename):
+        return new_output("error", ename=ename, evalue="why", traceback=[])
+
+    assert notebook_verdict(cell(new_output("stream", name="stdout", text="✓")))["status"] == \
+        "pass"
+    assert notebook_verdict(cell(error("GemmCheckError")))["status"] == "fail"
+    assert notebook_verdict(cell(error("NotMeasuredError")))["status"] == "not_measured"
+    assert notebook_verdict(cell(error("NotMeasured")))["status"] == "not_measured"
+    assert notebook_verdict(cell(error("CheckedByTheGrader")))["status"] == "not_run"
+    assert notebook_verdict(cell(count=None))["status"] == "not_run"
