@@ -262,7 +262,7 @@ class Box:
         if mem and (_oom_kills(mem) > 0 or _memory_usage(mem) > self.limits.memory):
             return f"it used more than {human(self.limits.memory)} of memory"
         pids = self.groups.get("pids")
-        if pids and _counter(pids / "pids.events", "max") > 0:
+        if pids and _pids_refused(pids, self.limits.processes):
             return f"it tried to run more than {self.limits.processes} processes and threads"
         return None
 
@@ -343,6 +343,20 @@ def _counter(path: Path, key: str) -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def _pids_refused(group: Path, limit: int) -> bool:
+    """Whether the pids cgroup refused a fork. Kernels report it in different files: the
+    ``max`` event in ``pids.events`` (v1, v2), in ``pids.events.local`` (v2 from Linux 6.14,
+    where ``pids.events`` may count only the hierarchy's), or a ``pids.peak`` at the limit."""
+    if _counter(group / "pids.events", "max") > 0:
+        return True
+    if _counter(group / "pids.events.local", "max") > 0:
+        return True
+    try:
+        return int((group / "pids.peak").read_text().split()[0]) >= limit
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def _memory_usage(group: Path) -> int:

@@ -235,7 +235,10 @@ def sync(root: Path = ROOT, write: bool = True) -> SyncReport:
     for path in notebooks:
         if sync_notebook(path, root / ASSETS, write):
             report.changed.append(str(path.relative_to(root)))
-    if sync_readme(root / README, [p.name for p in notebooks], write):
+    # A course directory without the repository's README (a copy holding source/ alone) has
+    # no links to keep current.
+    if (root / README).is_file() and sync_readme(root / README, [p.name for p in notebooks],
+                                                 write):
         report.changed.append(str(README))
     return report
 

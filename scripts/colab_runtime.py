@@ -144,8 +144,21 @@ def kernel_env(**extra: str) -> dict[str, str]:
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "NUMBA_ENABLE_CUDASIM",
                         "COLAB_RELEASE_TAG", "PYTHONHOME")}
     env["MPLBACKEND"] = "Agg"
+    toolkit = cuda_toolkit()
+    if toolkit is not None:
+        env["CUDA_HOME"] = str(toolkit)
     env.update(extra)
     return env
+
+
+def cuda_toolkit(venv: Path = VENV) -> Path | None:
+    """The stand-in for Colab's ``/usr/local/cuda``: the folder of the NVRTC wheel in the Colab
+    venv (``lib/libnvrtc.so.12`` under it), or None before the venv exists."""
+    try:
+        folder = site_packages(venv) / "nvidia" / "cuda_nvrtc"
+    except ValueError:  # no venv (yet)
+        return None
+    return folder if (folder / "lib").is_dir() else None
 
 
 if __name__ == "__main__":

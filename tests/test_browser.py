@@ -207,6 +207,7 @@ def _graded_course(tmp: Path) -> Path:
     root.mkdir()
     shutil.copytree(ROOT / "source", root / "source",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "assets", root / "assets")  # the release embeds the figures
     shutil.copy(ROOT / "nbgrader_config.py", root)
     env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), PYTHONPATH=str(ROOT))
     harness = [sys.executable, "-m", "autograder.harness"]

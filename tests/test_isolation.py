@@ -349,9 +349,16 @@ def test_fork_bomb_stops_the_kernel_with_the_reason(tmp_path: Path, kernel_env) 
     kernel_env.setenv("COURSE_MAX_PROCESSES", "100")
     bomb = ("import os, time\nfor _ in range(1000):\n    if os.fork() == 0:\n"
             "        time.sleep(30)\n        os._exit(0)\nprint('all forked')")
-    outputs, dead, _, seconds = _run_notebook([bomb, "print('after')"], tmp_path)
-    assert dead and "more than 100 processes" in dead, (dead, outputs)
-    assert "all forked" not in outputs[0] and seconds < 60
+    outputs, dead, notes, seconds = _run_notebook([bomb, "print('after')"], tmp_path)
+    assert "all forked" not in outputs[0] and seconds < 60, (dead, outputs)
+    # Contained either way: the box's watchdog stops the kernel and says why, or (where the
+    # kernel refuses the fork before the watchdog looks, as on a 2-core CI machine) the cell
+    # shows the refused fork; the grader's note names the limit whenever the cgroup reports it.
+    if dead:
+        assert "more than 100 processes" in dead, (dead, outputs)
+    else:
+        assert "Resource temporarily unavailable" in outputs[0], outputs
+        assert outputs[1].strip() == "after", outputs
 
 
 @needs_bwrap

@@ -62,6 +62,7 @@ def _harness(root: Path, *args: str, env: dict[str, str] | None = None
 def _course(path: Path) -> Path:
     path.mkdir()
     shutil.copytree(ROOT / "source", path / "source")
+    shutil.copytree(ROOT / "assets", path / "assets")  # the release embeds the figures
     shutil.copy(ROOT / "nbgrader_config.py", path)
     return path
 
