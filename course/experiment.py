@@ -47,6 +47,8 @@ __all__ = [
     "check_seed_correctness",
     "exact_product",
     "format_table",
+    "max_abs_diff",
+    "numpy_row",
     "plot_experiment",
     "run_seed_experiment",
     "seed_inputs",
@@ -165,7 +167,8 @@ def exact_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return A.astype(np.float64) @ B.astype(np.float64)
 
 
-def _max_abs_diff(C: np.ndarray, ref: np.ndarray) -> float:
+def max_abs_diff(C: np.ndarray, ref: np.ndarray) -> float:
+    """Largest |C − ref| over all elements (NaN when C holds a NaN)."""
     return float(np.max(np.abs(C.astype(np.float64) - ref)))
 
 
@@ -226,12 +229,27 @@ def check_seed_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
     C_naive = matmul(gk_naive, A, B)
     C_tiled = matmul(gk_tiled, A, B)
     rows = (
-        Row(NAIVE, "GPU", None, None, _max_abs_diff(C_naive, ref)),
-        Row(tiled_name(tile), "GPU", None, None, _max_abs_diff(C_tiled, ref)),
-        Row(NUMPY, "CPU", None, None, _max_abs_diff(A @ B, ref)),
+        Row(NAIVE, "GPU", None, None, max_abs_diff(C_naive, ref)),
+        Row(tiled_name(tile), "GPU", None, None, max_abs_diff(C_tiled, ref)),
+        Row(NUMPY, "CPU", None, None, max_abs_diff(A @ B, ref)),
     )
     device = b.device_name if b.kind == "gpu" else "Numba CUDA simulator"
-    return ExperimentResult(size, 0, tile, device, rows, _max_abs_diff(C_tiled, C_naive))
+    return ExperimentResult(size, 0, tile, device, rows, max_abs_diff(C_tiled, C_naive))
+
+
+def numpy_row(A: np.ndarray, B: np.ndarray, ref: np.ndarray, runs: int = 3) -> Row:
+    """NumPy's ``A @ B`` on the CPU: median of ``runs`` timings after one warm-up (the result
+    of which is compared with ``ref``), with ``time.perf_counter``."""
+    runs = _size("numpy_runs", runs)
+    C_cpu = A @ B  # warm-up (and the result we check)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        A @ B
+        samples.append((time.perf_counter() - start) * 1e3)
+    cpu_ms = statistics.median(samples)
+    flops = 2.0 * A.shape[0] * A.shape[1] * B.shape[1]
+    return Row(NUMPY, "CPU", cpu_ms, flops / (cpu_ms * 1e6), max_abs_diff(C_cpu, ref))
 
 
 def _cupy_module() -> tuple[Any | None, str]:
@@ -315,19 +333,11 @@ def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     rows = []
     for name, t in timings.items():
         avg = t.median_ms / iters
-        rows.append(Row(name, "GPU", avg, flops / (avg * 1e6), _max_abs_diff(outputs[name], ref)))
+        rows.append(Row(name, "GPU", avg, flops / (avg * 1e6), max_abs_diff(outputs[name], ref)))
 
-    C_cpu = A @ B  # warm-up (and the result we check)
-    samples = []
-    for _ in range(numpy_runs):
-        start = time.perf_counter()
-        A @ B
-        samples.append((time.perf_counter() - start) * 1e3)
-    cpu_ms = statistics.median(samples)
-    rows.append(Row(NUMPY, "CPU", cpu_ms, flops / (cpu_ms * 1e6), _max_abs_diff(C_cpu, ref)))
-
+    rows.append(numpy_row(A, B, ref, numpy_runs))
     return ExperimentResult(size, iters, tile, b.device_name or "GPU", tuple(rows),
-                            _max_abs_diff(outputs[tiled_name(tile)], outputs[NAIVE]),
+                            max_abs_diff(outputs[tiled_name(tile)], outputs[NAIVE]),
                             tuple(notes))
 
 
