@@ -1,0 +1,191 @@
+"""Your naive and tiled GEMM kernels from whichever track you did: Numba or CUDA C.
+
+Notebooks 2 and 3 come in two versions: ``02_naive_gemm`` / ``03_tiled_gemm`` in Numba
+(``gemm_naive``, ``make_gemm_tiled``) and ``02c_naive_gemm_cuda`` / ``03c_tiled_gemm_cuda``
+in CUDA C (``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``). A later notebook that reruns the week's
+experiment needs the pair a student wrote, whichever it is. :func:`load_gemm_kernels` reads
+them from disk (:func:`course.reuse.definitions_from`, the grader's rules), runs each on a
+1×1×1 product, and returns the first track whose two kernels work: Numba first, then CUDA C
+(or only the track asked for). When neither works it says why for each, in a line or two.
+
+The result, :class:`TrackKernels`, knows how to run the week's experiment with its own
+track's machinery (:mod:`course.experiment` for Numba, :mod:`course.cudac.experiment` for
+CUDA C), so a notebook needs no ``if`` per track.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course import backend
+from course.code_policy import DisallowedCodeError
+from course.cudac import gpu
+from course.cudac.experiment import (
+    GPU_ONLY,
+    check_seed_correctness_cuda,
+    run_seed_experiment_cuda,
+    smoke_test_cuda,
+)
+from course.experiment import (
+    ExperimentResult,
+    check_seed_correctness,
+    run_seed_experiment,
+    smoke_test,
+)
+from course.reuse import MissingAnswerError, definitions_from, locate
+
+__all__ = ["CUDA_C", "NUMBA", "TRACKS", "Track", "TrackKernels", "load_gemm_kernels"]
+
+NUMBA = "Numba"
+CUDA_C = "CUDA C"
+
+
+@dataclass(frozen=True)
+class Track:
+    """Where a track's two kernels are written: (notebook, name) for naive, then tiled."""
+
+    name: str
+    naive: tuple[str, str]
+    tiled: tuple[str, str]
+
+    @property
+    def notebooks(self) -> tuple[str, str]:
+        return self.naive[0], self.tiled[0]
+
+
+TRACKS: dict[str, Track] = {
+    NUMBA: Track(NUMBA, ("02_naive_gemm.ipynb", "gemm_naive"),
+                 ("03_tiled_gemm.ipynb", "make_gemm_tiled")),
+    CUDA_C: Track(CUDA_C, ("02c_naive_gemm_cuda.ipynb", "GEMM_NAIVE_CUDA"),
+                  ("03c_tiled_gemm_cuda.ipynb", "GEMM_TILED_CUDA")),
+}
+
+
+@dataclass(frozen=True)
+class TrackKernels:
+    """A student's two kernels and the track they belong to.
+
+    ``naive`` and ``tiled`` are ``gemm_naive`` and ``make_gemm_tiled`` (Numba) or the strings
+    ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` (CUDA C).
+    """
+
+    track: str
+    naive: Any
+    tiled: Any
+    read_from: tuple[Path, Path]
+
+    @property
+    def is_cuda_c(self) -> bool:
+        return self.track == CUDA_C
+
+    def describe(self) -> str:
+        """One line: which track, which names, from which notebooks."""
+        spec = TRACKS[self.track]
+        return (f"Using your {self.track} kernels: {spec.naive[1]} from {self.read_from[0].name}"
+                f" and {spec.tiled[1]} from {self.read_from[1].name}.")
+
+    @property
+    def can_time(self) -> bool:
+        """True where this track's kernels can be timed (a GPU; for CUDA C, with CuPy)."""
+        if self.is_cuda_c:
+            return gpu.available()
+        return backend.detect().can_time
+
+    def why_not_timed(self) -> str:
+        """What timing needs that this machine lacks (empty when it can time)."""
+        if self.can_time:
+            return ""
+        if self.is_cuda_c:
+            return GPU_ONLY
+        return ("The timed experiment needs a GPU: the simulator's threads are Python threads, "
+                "and its times would say nothing about a GPU. On Colab, pick a T4 runtime.")
+
+    def check_seed_correctness(self, size: int | None = None,
+                               tile: int | None = None) -> ExperimentResult:
+        """Both kernels once on the write-up's inputs, compared with the exact product.
+
+        Defaults: 1024³ with TILE 32 on a GPU; without one, 40³ with tile 16 on Numba's
+        simulator (a tile-32 block is 1,024 Python threads there) or 100³ with TILE 32 on the
+        CUDA C CPU runner.
+        """
+        if self.is_cuda_c:
+            return check_seed_correctness_cuda(self.naive, self.tiled, size=size,
+                                               tile=32 if tile is None else tile)
+        full = backend.detect().can_time
+        return check_seed_correctness(
+            self.naive, self.tiled, size=size if size is not None else (1024 if full else 40),
+            tile=tile if tile is not None else (32 if full else 16))
+
+    def run_seed_experiment(self, size: int = 1024, iters: int = 50, tile: int = 32,
+                            **options: Any) -> ExperimentResult:
+        """The timed experiment (GPU only): naive, tiled, cuBLAS and NumPy at ``size``³."""
+        if self.is_cuda_c:
+            return run_seed_experiment_cuda(self.naive, self.tiled, size, iters, tile,
+                                            **options)
+        return run_seed_experiment(self.naive, self.tiled, size, iters, tile, **options)
+
+
+def _smoke_test(track: str) -> Callable[[Any, Any], None]:
+    return smoke_test_cuda if track == CUDA_C else smoke_test
+
+
+def _locate(track: Track, folder: Path | None) -> list[Path | MissingAnswerError]:
+    """Each of the track's two notebooks, or the error saying it was not found."""
+    found: list[Path | MissingAnswerError] = []
+    for notebook in track.notebooks:
+        try:
+            found.append(locate(folder / notebook if folder is not None else notebook))
+        except MissingAnswerError as exc:
+            found.append(exc)
+    return found
+
+
+def _load(track: Track, paths: list[Path]) -> TrackKernels:
+    values = [definitions_from(path, name)[name]
+              for path, (_, name) in zip(paths, (track.naive, track.tiled), strict=True)]
+    _smoke_test(track.name)(values[0], values[1])
+    return TrackKernels(track.name, values[0], values[1], (paths[0], paths[1]))
+
+
+def load_gemm_kernels(track: str | None = None, folder: str | Path | None = None
+                      ) -> TrackKernels:
+    """Your naive and tiled kernels from notebooks 2 and 3 (Numba) or 2c and 3c (CUDA C).
+
+    ``track`` is ``"Numba"``, ``"CUDA C"`` or None: try Numba, and CUDA C when the Numba
+    notebooks are missing, unwritten or failing (a student who did both tracks picks one
+    with ``track``). ``folder`` is where the notebooks are (default: where
+    :func:`course.reuse.locate` looks). Raises :class:`MissingAnswerError` naming what is
+    missing or wrong in each track tried.
+    """
+    if track is not None and track not in TRACKS:
+        raise ValueError(f"track must be one of {', '.join(map(repr, TRACKS))} or None, "
+                         f"got {track!r}")
+    order = [TRACKS[track]] if track else list(TRACKS.values())
+    where = Path(folder) if folder is not None else None
+    absent: list[tuple[Track, MissingAnswerError]] = []  # neither notebook is here
+    failed: list[tuple[Track, Exception]] = []
+    for candidate in order:
+        found = _locate(candidate, where)
+        paths = [p for p in found if isinstance(p, Path)]
+        missing = [p for p in found if isinstance(p, MissingAnswerError)]
+        if not paths:
+            absent.append((candidate, missing[0]))
+            continue
+        if missing:
+            failed.append((candidate, missing[0]))
+            continue
+        try:
+            return _load(candidate, paths)
+        except (MissingAnswerError, DisallowedCodeError, SyntaxError, NameError) as exc:
+            failed.append((candidate, exc))
+    if not failed:
+        exc = absent[0][1]
+        also = "".join(f"\n(For the {t.name} track: {' and '.join(t.notebooks)}.)"
+                       for t, _ in absent[1:])
+        raise MissingAnswerError(f"{exc}{also}")
+    # A track none of whose notebooks is here is not the student's: name only the others.
+    raise MissingAnswerError("\n".join(f"{t.name} track ({', '.join(t.notebooks)}): {exc}"
+                                       for t, exc in failed))
