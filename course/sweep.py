@@ -9,7 +9,9 @@ shows, row by row:
   there is one, or a named profile (``"T4"``, ``"A100"``, ``"H100"``, ``"H200"``). On a GPU
   the registers and shared memory come from the compiler (:func:`kernel_resources`);
   without one, shared memory is what the tile needs (2·tile²·4 B) and the registers are an
-  *assumption*, said so in each row's note;
+  *assumption*, said so in each row's note. A CUDA C kernel (a ``GEMM_TILED_CUDA`` string)
+  always has real numbers: ``RawKernel.attributes`` on this machine's GPU, else ptxas'
+  verbose lines from NVRTC compiling it for the target's architecture (no GPU needed);
 * the **modelled intensity** of notebook 1's request model, flops / (reads·4 + M·N·4);
 * on a GPU only, the **measured** time and GFLOP/s (:func:`course.timing.time_gemm`).
 
@@ -24,12 +26,20 @@ student's prediction with the model this sweep uses and name the rule a wrong an
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from course import backend, gate
+from course.cudac import gpu as cuda_gpu
+from course.cudac import launch as cuda_launch
+from course.cudac import nvrtc
+from course.cudac.source import NAIVE as CUDA_NAIVE
+from course.cudac.source import TILED as CUDA_TILED
+from course.cudac.source import compile_kernel
 from course.launch import TILES, GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
 from course.occupancy import ARCH_LIMITS, ResourcesUnavailableError, theoretical_occupancy
 from course.traffic import naive_reads, tiled_reads
@@ -42,16 +52,20 @@ if TYPE_CHECKING:
 __all__ = [
     "ASSUMED_REGS",
     "PROFILES",
+    "CompiledCounts",
     "KernelModel",
     "OccupancyPredictionError",
     "SweepRow",
     "Target",
     "as_kernel_model",
     "check_blocks_per_sm_prediction",
+    "cuda_c_model",
+    "cuda_counts",
     "check_occupancy_prediction",
     "load_week_kernels",
     "model_row",
     "plot_sweep",
+    "resource_report",
     "resolve_target",
     "rows_to_table",
     "run_sweep",
@@ -95,6 +109,21 @@ class KernelModel:
     reads: Callable[[int, int, int, int], int]
     tile_dependent: bool = True
     assumed_regs: int = ASSUMED_REGS
+    #: (tile, target) → the compiler's counts where they can be had without a Numba launch
+    #: (CUDA C); None: ask Numba's compiler on a GPU (:func:`_resources`).
+    counts: Callable[[int, Target], CompiledCounts | None] | None = None
+    #: (tile, size, repeats) → a :class:`course.timing.Timing` on this GPU; None:
+    #: :func:`course.timing.time_gemm` (Numba kernels).
+    timer: Callable[[int, int, int], Any] | None = None
+
+
+@dataclass(frozen=True)
+class CompiledCounts:
+    """Registers per thread and static shared memory per block, and who reported them."""
+
+    registers: int
+    shared_bytes: int
+    source: str  # e.g. "ptxas for sm_75 (NVRTC 13.5)" or "RawKernel.attributes on this GPU"
 
 
 def _naive_model(name: str, kernel: Any) -> KernelModel:
@@ -113,22 +142,95 @@ def _tiled_model(name: str, factory: Callable[[int], Any]) -> KernelModel:
         reads=lambda M, N, K, tile: tiled_reads(M, N, K, tile))
 
 
+@functools.lru_cache(maxsize=64)
+def _cuda_gemm(source: str, tile: int | None) -> cuda_launch.CudaGemm:
+    """The CUDA C kernel at ``tile`` (None: the naive kernel), compiled once to check it."""
+    return cuda_launch.naive(source) if tile is None else cuda_launch.tiled(source, tile)
+
+
+@functools.lru_cache(maxsize=128)
+def cuda_counts(source: str, tile: int | None, cc: tuple[int, int],
+                own: bool) -> CompiledCounts | None:
+    """Registers and shared memory of a CUDA C kernel at ``tile`` (None: the naive kernel).
+
+    On this machine's GPU (``own``, with CuPy): what the driver reports for the loaded
+    kernel, ``RawKernel.attributes``. Otherwise: ptxas' own count, from NVRTC compiling the
+    source for ``sm_<cc>`` with ``-Xptxas=-v`` — the same compiler a GPU of that architecture
+    would use, no GPU needed. None where NVRTC is missing; a kernel that does not compile
+    raises :class:`course.cudac.source.CudaCompileError`.
+    """
+    spec = CUDA_NAIVE if tile is None else CUDA_TILED
+    if own and cuda_gpu.available():
+        attrs = cuda_gpu.attributes(cuda_gpu.raw_kernel(source, spec, tile))
+        return CompiledCounts(attrs["num_regs"], attrs["shared_size_bytes"],
+                              "RawKernel.attributes on this GPU")
+    arch = f"sm_{cc[0]}{cc[1]}"
+    try:
+        res = compile_kernel(source, spec, tile, arch=arch).resources
+        major, minor = nvrtc.version()
+    except nvrtc.NvrtcUnavailableError:
+        return None
+    if res is None:
+        return None
+    return CompiledCounts(res.registers, res.shared_bytes,
+                          f"ptxas for {arch} (NVRTC {major}.{minor}, -Xptxas=-v)")
+
+
+_CUDA_ENTRY = re.compile(r"__global__\s+void\s+(gemm_naive|gemm_tiled)\s*\(")
+
+
+def cuda_c_model(name: str, source: str) -> KernelModel:
+    """A CUDA C kernel as a row of the sweep: ``GEMM_TILED_CUDA`` (block TILE×TILE, compiled
+    per tile) or ``GEMM_NAIVE_CUDA`` (block 16×16, the same at every tile).
+
+    Its registers and shared memory are the compiler's (:func:`cuda_counts`); on a GPU it is
+    timed with CuPy's events, every launch verified
+    (:func:`course.cudac.experiment.time_gemm_cuda`).
+    """
+    from course.cudac.experiment import time_gemm_cuda
+
+    found = _CUDA_ENTRY.search(source)
+    if found is None:
+        raise TypeError(f"{name}: this CUDA C string defines neither gemm_naive nor gemm_tiled "
+                        "(extern \"C\" __global__ void gemm_tiled(int M, int N, int K, ...))")
+    if found.group(1) == "gemm_naive":
+        block = naive_launch(16, 16).block
+        return KernelModel(
+            name=name, gemm=lambda tile: _cuda_gemm(source, None),
+            threads=lambda tile: block[0] * block[1], static_smem=lambda tile: 0,
+            reads=lambda M, N, K, tile: naive_reads(M, N, K), tile_dependent=False,
+            counts=lambda tile, target: cuda_counts(source, None, target.cc, target.own),
+            timer=lambda tile, size, repeats: time_gemm_cuda(_cuda_gemm(source, None), size,
+                                                             repeats))
+    return KernelModel(
+        name=name, gemm=lambda tile: _cuda_gemm(source, tile), threads=lambda tile: tile * tile,
+        static_smem=lambda tile: 2 * tile * tile * BYTES,
+        reads=lambda M, N, K, tile: tiled_reads(M, N, K, tile),
+        counts=lambda tile, target: cuda_counts(source, tile, target.cc, target.own),
+        timer=lambda tile, size, repeats: time_gemm_cuda(_cuda_gemm(source, tile), size,
+                                                         repeats))
+
+
 def as_kernel_model(name: str, obj: Any) -> KernelModel:
     """Turn what a student hands the sweep into a :class:`KernelModel`.
 
     * a ``@cuda.jit`` kernel: ``gemm_naive`` (block 16×16, no shared memory);
     * a plain function of ``tile``: ``make_gemm_tiled`` (block tile×tile, 2·tile² floats of
       shared memory);
+    * a string of CUDA C: ``GEMM_TILED_CUDA`` or ``GEMM_NAIVE_CUDA`` (:func:`cuda_c_model`);
     * a :class:`KernelModel` (e.g. :func:`course.bonus.sweep_model`): used as it is.
     """
     if isinstance(obj, KernelModel):
         return replace(obj, name=name)
+    if isinstance(obj, str):
+        return cuda_c_model(name, obj)
     if is_cuda_kernel(obj):
         return _naive_model(name, obj)
     if callable(obj):
         return _tiled_model(name, obj)
     raise TypeError(f"{name}: expected gemm_naive (a @cuda.jit kernel), make_gemm_tiled (a "
-                    f"function of tile) or a KernelModel, got {type(obj).__name__}")
+                    f"function of tile), a CUDA C string (GEMM_TILED_CUDA) or a KernelModel, "
+                    f"got {type(obj).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,15 +345,25 @@ def model_row(model: KernelModel, tile: int, size: int, target: Target,
     gk = model.gemm(tile)
     cfg = gk.launch_for(size, size)
     threads = cfg.block[0] * cfg.block[1]
-    regs, smem = _resources(gk)
+    counts = model.counts(tile, target) if model.counts is not None else None
+    if model.counts is None:
+        regs, smem = _resources(gk)
+    elif counts is None:
+        regs = smem = None
+    else:
+        regs, smem = counts.registers, counts.shared_bytes
     notes = []
     if regs is None:
         regs_model = assumed_regs if assumed_regs is not None else model.assumed_regs
         smem_model = model.static_smem(tile)
-        notes.append(f"registers assumed: {regs_model}/thread (no compiler without a GPU)")
+        why = ("no compiler without a GPU" if model.counts is None else
+               f"NVRTC not found: {nvrtc.INSTALL_HINT}")
+        notes.append(f"registers assumed: {regs_model}/thread ({why})")
     else:
         regs_model, smem_model = regs, smem if smem is not None else model.static_smem(tile)
-        if not target.own:
+        if counts is not None:
+            notes.append(f"registers and shared memory from {counts.source}")
+        elif not target.own:
             notes.append(f"registers from this GPU's compiler, applied to {target.name}")
     if not model.tile_dependent:
         notes.append("launch does not depend on the tile")
@@ -307,10 +419,11 @@ def run_sweep(
 ) -> list[SweepRow]:
     """Model (and on a GPU, time) every kernel at every tile; return one row per pair.
 
-    ``kernels`` maps a label to ``gemm_naive``, ``make_gemm_tiled`` or a
-    :class:`KernelModel`. ``size`` is M = N = K. ``profile`` picks the target GPU of the
-    model (see :func:`resolve_target`). ``measure`` defaults to "on a GPU"; asking for it
-    without one raises :class:`course.backend.NoGPUError`. ``progress`` shows a tqdm bar;
+    ``kernels`` maps a label to ``gemm_naive``, ``make_gemm_tiled``, a CUDA C string
+    (``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``) or a :class:`KernelModel`. ``size`` is
+    M = N = K. ``profile`` picks the target GPU of the model (see :func:`resolve_target`).
+    ``measure`` defaults to "on a GPU"; asking for it without one raises
+    :class:`course.backend.NoGPUError`. ``progress`` shows a tqdm bar;
     ``on_step(done, total, row)`` is called after each row (the widget's progress bar).
     ``assumed_regs`` overrides the registers per thread assumed where no compiler can be asked
     (default: each kernel's own assumption, :data:`ASSUMED_REGS` for naive and tiled).
@@ -337,7 +450,9 @@ def run_sweep(
                 timing = None
                 if measure:
                     key = model.name if not model.tile_dependent else f"{model.name}@{tile}"
-                    if key not in timed:
+                    if key not in timed and model.timer is not None:
+                        timed[key] = model.timer(tile, size, repeats)
+                    elif key not in timed:
                         from course.timing import time_gemm
 
                         gk = model.gemm(tile)
@@ -581,38 +696,104 @@ def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
 # The week's kernels, for the sweep of notebook 6.
 
 
-def load_week_kernels(folder: str = ".", quiet: bool = False) -> dict[str, Any]:
-    """``{"naive": …, "tiled": …, "bonus": …}`` from notebooks 2, 3 and 7 in ``folder``.
+def _usable(label: str, obj: Any) -> Any:
+    """The loaded answer, ready for the sweep; raises if it is not written or cannot be used."""
+    if isinstance(obj, str):  # CUDA C: must compile (NVRTC) and define the contract's kernel
+        compile_kernel(obj, CUDA_TILED if label == "tiled" else CUDA_NAIVE,
+                       4 if label == "tiled" else None)
+    elif label == "tiled":
+        obj(4)  # builds a kernel (no launch): raises if the answer is not written
+    elif label == "bonus":
+        from course.bonus import sweep_model
 
-    A kernel that is missing, not written yet or refused by the grader's rules is ``None``,
-    with one line saying why (unless ``quiet``), so the sweep can go on with the others.
+        obj()
+        obj = sweep_model(obj)
+    return obj
+
+
+def _week_sources() -> dict[str, list[tuple[str, str, str]]]:
+    """label → [(notebook, name, track)], the Numba track first."""
+    from course.tracks import TRACKS
+
+    out: dict[str, list[tuple[str, str, str]]] = {"naive": [], "tiled": []}
+    for track in TRACKS.values():
+        out["naive"].append((*track.naive, track.name))
+        out["tiled"].append((*track.tiled, track.name))
+    out["bonus"] = [("07_bonus_register_tiling.ipynb", "make_gemm_register_tiled", "Numba")]
+    return out
+
+
+def load_week_kernels(folder: str = ".", quiet: bool = False) -> dict[str, Any]:
+    """``{"naive": …, "tiled": …, "bonus": …}`` from the week's notebooks in ``folder``.
+
+    ``naive`` and ``tiled`` come from whichever track is written: notebooks 2 and 3 (Numba:
+    ``gemm_naive``, ``make_gemm_tiled``) or, where those are missing or unwritten, 2c and 3c
+    (CUDA C: the strings ``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``); ``bonus`` from notebook
+    7. A kernel that is missing, not written yet or refused by the grader's rules is
+    ``None``, with one line saying why (unless ``quiet``), so the sweep can go on with the
+    others; one line says where each loaded kernel came from.
     """
     from pathlib import Path
 
-    from course.kernel_source import DisallowedCodeError
+    from course.code_policy import DisallowedCodeError
+    from course.cudac.source import CudaCompileError, CudaSourceError
     from course.reuse import MissingAnswerError, definitions_from
 
-    wanted = {"naive": ("02_naive_gemm.ipynb", "gemm_naive"),
-              "tiled": ("03_tiled_gemm.ipynb", "make_gemm_tiled"),
-              "bonus": ("07_bonus_register_tiling.ipynb", "make_gemm_register_tiled")}
     out: dict[str, Any] = {}
-    for label, (notebook, name) in wanted.items():
-        try:
-            obj = definitions_from(Path(folder) / notebook, name)[name]
-            if label == "tiled":
-                obj(4)  # builds a kernel (no launch): raises if the answer is not written
-            elif label == "bonus":
-                from course.bonus import sweep_model
-
-                obj()
-                obj = sweep_model(obj)
-            out[label] = obj
-        except NotImplementedError:
-            out[label] = None
-            if not quiet:
-                print(f"{label}: {name} in {notebook} is not written yet; left out of the sweep")
-        except (MissingAnswerError, DisallowedCodeError, SyntaxError, NameError) as exc:
-            out[label] = None
-            if not quiet:
-                print(f"{label}: could not use {name} from {notebook}: {exc}")
+    loaded: list[str] = []
+    for label, candidates in _week_sources().items():
+        reasons: list[str] = []
+        absent: list[str] = []
+        out[label] = None
+        for notebook, name, track in candidates:
+            try:
+                obj = definitions_from(Path(folder) / notebook, name)[name]
+                out[label] = _usable(label, obj)
+                loaded.append(f"{label}: {name} ({track}, {notebook})")
+                break
+            except NotImplementedError:
+                reasons.append(f"{name} in {notebook} is not written yet")
+            except MissingAnswerError as exc:
+                (absent if "was not found" in str(exc) else reasons).append(str(exc))
+            except (DisallowedCodeError, SyntaxError, NameError, CudaCompileError,
+                    CudaSourceError, nvrtc.NvrtcUnavailableError) as exc:
+                reasons.append(f"could not use {name} from {notebook}: {exc}")
+        if out[label] is None and not quiet:
+            print(f"{label}: {'; '.join(reasons or absent[:1])}; left out of the sweep")
+    if loaded and not quiet:
+        print("Loaded " + "; ".join(loaded) + ".")
     return out
+
+
+def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),
+                    tiles: Iterable[int] = TILES) -> str:
+    """Per target GPU and tile: registers and shared memory of ``kernel`` and the occupancy
+    they give, with where the numbers come from (a plain-text table).
+
+    For a CUDA C string these are the compiler's real numbers on any machine (ptxas through
+    NVRTC for each target's architecture; ``RawKernel.attributes`` on this machine's GPU);
+    for a Numba kernel without a GPU the registers are the sweep's assumption (marked ``*``).
+    """
+    model = as_kernel_model("tiled", kernel)
+    head = ("target", "tile", "threads", "regs", "smem B", "blocks/SM", "occupancy",
+            "limited by")
+    body, sources = [], []
+    for profile in profiles:
+        target = resolve_target(profile)
+        for tile in tiles:
+            r = model_row(model, tile, 1024, target, measured=True)
+            regs = (str(r.regs_per_thread) if r.regs_per_thread is not None
+                    else f"{r.regs_in_model}*")
+            body.append((target.label, str(tile), str(r.threads_per_block), regs,
+                         f"{r.smem_per_block:,}", str(r.blocks_per_sm), f"{r.occupancy:.0%}",
+                         r.limited_by))
+            sources.append(r.note)
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i in (0, 7) else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+
+    out = [line(head), line(["-" * w for w in widths]), *(line(b) for b in body)]
+    out += [f"note — {n}" for n in dict.fromkeys(sources) if n]
+    return "\n".join(out)
