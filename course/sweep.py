@@ -696,6 +696,26 @@ def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
 # The week's kernels, for the sweep of notebook 6.
 
 
+class UnusableKernelError(ValueError):
+    """A loaded kernel that does not run (its message says why, in a line)."""
+
+
+def _try_numba_naive(kernel: Any) -> None:
+    """Run ``gemm_naive`` on a 1×1×1 product: an unwritten answer only shows when it runs."""
+    import numpy as np
+
+    from course.errors import explain, not_written_yet
+    from course.launch import matmul
+
+    one = np.ones((1, 1), np.float32)
+    try:
+        matmul(naive(kernel), one, one)
+    except Exception as exc:  # noqa: BLE001 - turned into one line for the student
+        if not_written_yet(exc):
+            raise NotImplementedError from None
+        raise UnusableKernelError(explain(exc, "gemm_naive")) from None
+
+
 def _usable(label: str, obj: Any) -> Any:
     """The loaded answer, ready for the sweep; raises if it is not written or cannot be used."""
     if isinstance(obj, str):  # CUDA C: must compile (NVRTC) and define the contract's kernel
@@ -703,6 +723,8 @@ def _usable(label: str, obj: Any) -> Any:
                        4 if label == "tiled" else None)
     elif label == "tiled":
         obj(4)  # builds a kernel (no launch): raises if the answer is not written
+    elif label == "naive":
+        _try_numba_naive(obj)
     elif label == "bonus":
         from course.bonus import sweep_model
 
@@ -756,7 +778,7 @@ def load_week_kernels(folder: str = ".", quiet: bool = False) -> dict[str, Any]:
             except MissingAnswerError as exc:
                 (absent if "was not found" in str(exc) else reasons).append(str(exc))
             except (DisallowedCodeError, SyntaxError, NameError, CudaCompileError,
-                    CudaSourceError, nvrtc.NvrtcUnavailableError) as exc:
+                    CudaSourceError, nvrtc.NvrtcUnavailableError, UnusableKernelError) as exc:
                 reasons.append(f"could not use {name} from {notebook}: {exc}")
         if out[label] is None and not quiet:
             print(f"{label}: {'; '.join(reasons or absent[:1])}; left out of the sweep")
