@@ -816,6 +816,6 @@ def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),
         return "  ".join(c.ljust(w) if i in (0, 7) else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
-    out = [line(head), line(["-" * w for w in widths]), *(line(b) for b in body)]
+    out = [line(head).rstrip(), line(["-" * w for w in widths]), *(line(b).rstrip() for b in body)]
     out += [f"note — {n}" for n in dict.fromkeys(sources) if n]
     return "\n".join(out)
