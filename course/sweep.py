@@ -19,6 +19,10 @@ Without a GPU nothing is measured, never made up: those fields are ``None`` and 
 says "needs a GPU". The sweep never waits for input; :mod:`course.widgets` puts a panel on
 top of the same :func:`run_sweep`.
 
+What a row is made from, a kernel with the facts the model needs and the target GPU, is
+:mod:`course.kernel_models` (Numba and CUDA C kernels); which kernels a student wrote is
+:func:`course.tracks.load_week_kernels` (re-exported here for notebook 6).
+
 The checkers of notebook 6's occupancy exercise live here too
 (:func:`check_blocks_per_sm_prediction`, :func:`check_occupancy_prediction`): they compare a
 student's prediction with the model this sweep uses and name the rule a wrong answer missed.
@@ -26,31 +30,36 @@ student's prediction with the model this sweep uses and name the rule a wrong an
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from course import backend, gate
-from course.cudac import gpu as cuda_gpu
-from course.cudac import launch as cuda_launch
 from course.cudac import nvrtc
-from course.cudac.source import NAIVE as CUDA_NAIVE
-from course.cudac.source import TILED as CUDA_TILED
-from course.cudac.source import compile_kernel
-from course.launch import TILES, GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
+from course.kernel_models import (
+    ASSUMED_REGS,
+    BYTES,
+    PROFILES,
+    CompiledCounts,
+    KernelModel,
+    Target,
+    as_kernel_model,
+    available_profiles,
+    cuda_c_model,
+    cuda_counts,
+    resolve_target,
+)
+from course.launch import TILES, GemmKernel
 from course.occupancy import ARCH_LIMITS, ResourcesUnavailableError, theoretical_occupancy
-from course.traffic import naive_reads, tiled_reads
+from course.tracks import load_week_kernels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from course.devices import DeviceSpec
-
 __all__ = [
     "ASSUMED_REGS",
+    "NEEDS_GPU",
     "PROFILES",
     "CompiledCounts",
     "KernelModel",
@@ -58,6 +67,7 @@ __all__ = [
     "SweepRow",
     "Target",
     "as_kernel_model",
+    "available_profiles",
     "check_blocks_per_sm_prediction",
     "cuda_c_model",
     "cuda_counts",
@@ -71,218 +81,7 @@ __all__ = [
     "run_sweep",
 ]
 
-#: Registers per thread the model assumes without a GPU (no compiler to ask). Simple GEMM
-#: kernels compiled by Numba for sm_75..sm_90 use roughly 30-40; this is a round guess.
-ASSUMED_REGS = 32
-#: Target-GPU profiles by short name: the name the datasheet (course.devices) uses.
-PROFILES: dict[str, str] = {
-    "T4": "Tesla T4",
-    "A100": "NVIDIA A100-SXM4-80GB",
-    "H100": "NVIDIA H100 80GB HBM3",
-    "H200": "NVIDIA H200",
-}
-DEFAULT_PROFILE = "T4"  # Colab's free GPU
 NEEDS_GPU = "needs a GPU"
-BYTES = 4  # float32
-
-
-# ---------------------------------------------------------------------------------------------
-# What the sweep runs: a kernel and the facts the model needs about it.
-
-
-@dataclass(frozen=True)
-class KernelModel:
-    """How to build, launch and model one kernel of the sweep at a given tile.
-
-    ``gemm(tile)`` gives the :class:`GemmKernel` to launch; ``threads(tile)`` and
-    ``static_smem(tile)`` are what the model uses without a compiler; ``reads(M, N, K, tile)``
-    counts the elements of A and B the kernel requests (notebook 1's model).
-    ``tile_dependent`` is False for kernels whose launch ignores the tile (the naive kernel, a
-    register-tiled kernel with fixed blocks): their rows repeat one configuration as a
-    reference line, and a GPU times them once.
-    """
-
-    name: str
-    gemm: Callable[[int], GemmKernel]
-    threads: Callable[[int], int]
-    static_smem: Callable[[int], int]
-    reads: Callable[[int, int, int, int], int]
-    tile_dependent: bool = True
-    assumed_regs: int = ASSUMED_REGS
-    #: (tile, target) → the compiler's counts where they can be had without a Numba launch
-    #: (CUDA C); None: ask Numba's compiler on a GPU (:func:`_resources`).
-    counts: Callable[[int, Target], CompiledCounts | None] | None = None
-    #: (tile, size, repeats) → a :class:`course.timing.Timing` on this GPU; None:
-    #: :func:`course.timing.time_gemm` (Numba kernels).
-    timer: Callable[[int, int, int], Any] | None = None
-
-
-@dataclass(frozen=True)
-class CompiledCounts:
-    """Registers per thread and static shared memory per block, and who reported them."""
-
-    registers: int
-    shared_bytes: int
-    source: str  # e.g. "ptxas for sm_75 (NVRTC 13.5)" or "RawKernel.attributes on this GPU"
-
-
-def _naive_model(name: str, kernel: Any) -> KernelModel:
-    gk = naive(kernel)
-    block = naive_launch(16, 16).block
-    return KernelModel(
-        name=name, gemm=lambda tile: gk, threads=lambda tile: block[0] * block[1],
-        static_smem=lambda tile: 0, reads=lambda M, N, K, tile: naive_reads(M, N, K),
-        tile_dependent=False)
-
-
-def _tiled_model(name: str, factory: Callable[[int], Any]) -> KernelModel:
-    return KernelModel(
-        name=name, gemm=lambda tile: tiled(factory, tile), threads=lambda tile: tile * tile,
-        static_smem=lambda tile: 2 * tile * tile * BYTES,
-        reads=lambda M, N, K, tile: tiled_reads(M, N, K, tile))
-
-
-@functools.lru_cache(maxsize=64)
-def _cuda_gemm(source: str, tile: int | None) -> cuda_launch.CudaGemm:
-    """The CUDA C kernel at ``tile`` (None: the naive kernel), compiled once to check it."""
-    return cuda_launch.naive(source) if tile is None else cuda_launch.tiled(source, tile)
-
-
-@functools.lru_cache(maxsize=128)
-def cuda_counts(source: str, tile: int | None, cc: tuple[int, int],
-                own: bool) -> CompiledCounts | None:
-    """Registers and shared memory of a CUDA C kernel at ``tile`` (None: the naive kernel).
-
-    On this machine's GPU (``own``, with CuPy): what the driver reports for the loaded
-    kernel, ``RawKernel.attributes``. Otherwise: ptxas' own count, from NVRTC compiling the
-    source for ``sm_<cc>`` with ``-Xptxas=-v`` — the same compiler a GPU of that architecture
-    would use, no GPU needed. None where NVRTC is missing; a kernel that does not compile
-    raises :class:`course.cudac.source.CudaCompileError`.
-    """
-    spec = CUDA_NAIVE if tile is None else CUDA_TILED
-    if own and cuda_gpu.available():
-        attrs = cuda_gpu.attributes(cuda_gpu.raw_kernel(source, spec, tile))
-        return CompiledCounts(attrs["num_regs"], attrs["shared_size_bytes"],
-                              "RawKernel.attributes on this GPU")
-    arch = f"sm_{cc[0]}{cc[1]}"
-    try:
-        res = compile_kernel(source, spec, tile, arch=arch).resources
-        major, minor = nvrtc.version()
-    except nvrtc.NvrtcUnavailableError:
-        return None
-    if res is None:
-        return None
-    return CompiledCounts(res.registers, res.shared_bytes,
-                          f"ptxas for {arch} (NVRTC {major}.{minor}, -Xptxas=-v)")
-
-
-_CUDA_ENTRY = re.compile(r"__global__\s+void\s+(gemm_naive|gemm_tiled)\s*\(")
-
-
-def cuda_c_model(name: str, source: str) -> KernelModel:
-    """A CUDA C kernel as a row of the sweep: ``GEMM_TILED_CUDA`` (block TILE×TILE, compiled
-    per tile) or ``GEMM_NAIVE_CUDA`` (block 16×16, the same at every tile).
-
-    Its registers and shared memory are the compiler's (:func:`cuda_counts`); on a GPU it is
-    timed with CuPy's events, every launch verified
-    (:func:`course.cudac.experiment.time_gemm_cuda`).
-    """
-    from course.cudac.experiment import time_gemm_cuda
-
-    found = _CUDA_ENTRY.search(source)
-    if found is None:
-        raise TypeError(f"{name}: this CUDA C string defines neither gemm_naive nor gemm_tiled "
-                        "(extern \"C\" __global__ void gemm_tiled(int M, int N, int K, ...))")
-    if found.group(1) == "gemm_naive":
-        block = naive_launch(16, 16).block
-        return KernelModel(
-            name=name, gemm=lambda tile: _cuda_gemm(source, None),
-            threads=lambda tile: block[0] * block[1], static_smem=lambda tile: 0,
-            reads=lambda M, N, K, tile: naive_reads(M, N, K), tile_dependent=False,
-            counts=lambda tile, target: cuda_counts(source, None, target.cc, target.own),
-            timer=lambda tile, size, repeats: time_gemm_cuda(_cuda_gemm(source, None), size,
-                                                             repeats))
-    return KernelModel(
-        name=name, gemm=lambda tile: _cuda_gemm(source, tile), threads=lambda tile: tile * tile,
-        static_smem=lambda tile: 2 * tile * tile * BYTES,
-        reads=lambda M, N, K, tile: tiled_reads(M, N, K, tile),
-        counts=lambda tile, target: cuda_counts(source, tile, target.cc, target.own),
-        timer=lambda tile, size, repeats: time_gemm_cuda(_cuda_gemm(source, tile), size,
-                                                         repeats))
-
-
-def as_kernel_model(name: str, obj: Any) -> KernelModel:
-    """Turn what a student hands the sweep into a :class:`KernelModel`.
-
-    * a ``@cuda.jit`` kernel: ``gemm_naive`` (block 16×16, no shared memory);
-    * a plain function of ``tile``: ``make_gemm_tiled`` (block tile×tile, 2·tile² floats of
-      shared memory);
-    * a string of CUDA C: ``GEMM_TILED_CUDA`` or ``GEMM_NAIVE_CUDA`` (:func:`cuda_c_model`);
-    * a :class:`KernelModel` (e.g. :func:`course.bonus.sweep_model`): used as it is.
-    """
-    if isinstance(obj, KernelModel):
-        return replace(obj, name=name)
-    if isinstance(obj, str):
-        return cuda_c_model(name, obj)
-    if is_cuda_kernel(obj):
-        return _naive_model(name, obj)
-    if callable(obj):
-        return _tiled_model(name, obj)
-    raise TypeError(f"{name}: expected gemm_naive (a @cuda.jit kernel), make_gemm_tiled (a "
-                    f"function of tile), a CUDA C string (GEMM_TILED_CUDA) or a KernelModel, "
-                    f"got {type(obj).__name__}")
-
-
-# ---------------------------------------------------------------------------------------------
-# The target GPU.
-
-
-@dataclass(frozen=True)
-class Target:
-    """The GPU the occupancy model is worked out for."""
-
-    name: str  # "T4", "H200", … or the own GPU's name
-    cc: tuple[int, int]
-    spec: DeviceSpec | None  # datasheet numbers (SM count, peaks), when known
-    own: bool  # True when this is the GPU the kernels run on
-
-    @property
-    def label(self) -> str:
-        own = " (this machine's GPU)" if self.own else ""
-        return f"{self.name}, sm_{self.cc[0]}{self.cc[1]}{own}"
-
-
-def available_profiles() -> list[str]:
-    """Profile names to offer: this machine's GPU first (when there is one), then PROFILES."""
-    b = backend.detect()
-    own = [b.device_name] if b.kind == "gpu" and b.device_name else []
-    return own + [p for p in PROFILES if p not in own]
-
-
-def resolve_target(profile: str | None = None) -> Target:
-    """The target for ``profile``: None means this machine's GPU, else ``DEFAULT_PROFILE``.
-
-    ``profile`` is a key of :data:`PROFILES` (case-insensitive), or the own GPU's name.
-    """
-    from course.devices import DATASHEET, lookup
-
-    b = backend.detect()
-    own_cc = tuple(b.compute_capability) if b.kind == "gpu" and b.compute_capability else None
-    if profile is None or (b.device_name and profile == b.device_name):
-        if own_cc is not None:
-            if own_cc not in ARCH_LIMITS:
-                raise ValueError(f"this GPU ({b.device_name}, sm_{own_cc[0]}{own_cc[1]}) is not "
-                                 f"in the occupancy model; pick one of {', '.join(PROFILES)}")
-            return Target(b.device_name or "this GPU", own_cc, lookup(b.device_name or ""),
-                          True)
-        profile = DEFAULT_PROFILE
-    key = {k.lower(): k for k in PROFILES}.get(str(profile).strip().lower())
-    if key is None:
-        raise ValueError(f"unknown GPU profile {profile!r}; choose one of "
-                         f"{', '.join(PROFILES)} (or None for this machine's GPU)")
-    spec = DATASHEET[PROFILES[key]]
-    own = b.kind == "gpu" and lookup(b.device_name or "") == spec
-    return Target(key, spec.compute_capability, spec, own)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -690,101 +489,6 @@ def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
                                        f"{hint}")
     if not quiet:
         print(f"✓ predict_occupancy agrees with the occupancy model on {len(cases)} cases")
-
-
-# ---------------------------------------------------------------------------------------------
-# The week's kernels, for the sweep of notebook 6.
-
-
-class UnusableKernelError(ValueError):
-    """A loaded kernel that does not run (its message says why, in a line)."""
-
-
-def _try_numba_naive(kernel: Any) -> None:
-    """Run ``gemm_naive`` on a 1×1×1 product: an unwritten answer only shows when it runs."""
-    import numpy as np
-
-    from course.errors import explain, not_written_yet
-    from course.launch import matmul
-
-    one = np.ones((1, 1), np.float32)
-    try:
-        matmul(naive(kernel), one, one)
-    except Exception as exc:  # noqa: BLE001 - turned into one line for the student
-        if not_written_yet(exc):
-            raise NotImplementedError from None
-        raise UnusableKernelError(explain(exc, "gemm_naive")) from None
-
-
-def _usable(label: str, obj: Any) -> Any:
-    """The loaded answer, ready for the sweep; raises if it is not written or cannot be used."""
-    if isinstance(obj, str):  # CUDA C: must compile (NVRTC) and define the contract's kernel
-        compile_kernel(obj, CUDA_TILED if label == "tiled" else CUDA_NAIVE,
-                       4 if label == "tiled" else None)
-    elif label == "tiled":
-        obj(4)  # builds a kernel (no launch): raises if the answer is not written
-    elif label == "naive":
-        _try_numba_naive(obj)
-    elif label == "bonus":
-        from course.bonus import sweep_model
-
-        obj()
-        obj = sweep_model(obj)
-    return obj
-
-
-def _week_sources() -> dict[str, list[tuple[str, str, str]]]:
-    """label → [(notebook, name, track)], the Numba track first."""
-    from course.tracks import TRACKS
-
-    out: dict[str, list[tuple[str, str, str]]] = {"naive": [], "tiled": []}
-    for track in TRACKS.values():
-        out["naive"].append((*track.naive, track.name))
-        out["tiled"].append((*track.tiled, track.name))
-    out["bonus"] = [("07_bonus_register_tiling.ipynb", "make_gemm_register_tiled", "Numba")]
-    return out
-
-
-def load_week_kernels(folder: str = ".", quiet: bool = False) -> dict[str, Any]:
-    """``{"naive": …, "tiled": …, "bonus": …}`` from the week's notebooks in ``folder``.
-
-    ``naive`` and ``tiled`` come from whichever track is written: notebooks 2 and 3 (Numba:
-    ``gemm_naive``, ``make_gemm_tiled``) or, where those are missing or unwritten, 2c and 3c
-    (CUDA C: the strings ``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``); ``bonus`` from notebook
-    7. A kernel that is missing, not written yet or refused by the grader's rules is
-    ``None``, with one line saying why (unless ``quiet``), so the sweep can go on with the
-    others; one line says where each loaded kernel came from.
-    """
-    from pathlib import Path
-
-    from course.code_policy import DisallowedCodeError
-    from course.cudac.source import CudaCompileError, CudaSourceError
-    from course.reuse import MissingAnswerError, definitions_from
-
-    out: dict[str, Any] = {}
-    loaded: list[str] = []
-    for label, candidates in _week_sources().items():
-        reasons: list[str] = []
-        absent: list[str] = []
-        out[label] = None
-        for notebook, name, track in candidates:
-            try:
-                obj = definitions_from(Path(folder) / notebook, name)[name]
-                out[label] = _usable(label, obj)
-                loaded.append(f"{label}: {name} ({track}, {notebook})")
-                break
-            except NotImplementedError:
-                reasons.append(f"{name} in {notebook} is not written yet")
-            except MissingAnswerError as exc:
-                (absent if "was not found" in str(exc) else reasons).append(str(exc))
-            except (DisallowedCodeError, SyntaxError, NameError, CudaCompileError,
-                    CudaSourceError, nvrtc.NvrtcUnavailableError, UnusableKernelError) as exc:
-                reasons.append(f"could not use {name} from {notebook}: {exc}")
-        if out[label] is None and not quiet:
-            print(f"{label}: {'; '.join(reasons or absent[:1])}; left out of the sweep")
-    if loaded and not quiet:
-        print("Loaded " + "; ".join(loaded) + ".")
-    return out
 
 
 def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),

@@ -10,7 +10,9 @@ them from disk (:func:`course.reuse.definitions_from`, the grader's rules), runs
 
 The result, :class:`TrackKernels`, knows how to run the week's experiment with its own
 track's machinery (:mod:`course.experiment` for Numba, :mod:`course.cudac.experiment` for
-CUDA C), so a notebook needs no ``if`` per track.
+CUDA C), so a notebook needs no ``if`` per track. The tile sweep of notebook 6 takes the
+kernels one by one instead (:func:`load_week_kernels`: each from the first track where it is
+written, and the bonus kernel of notebook 7).
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from course import backend
+from course.bonus import sweep_model
 from course.code_policy import DisallowedCodeError
 from course.cudac import gpu
 from course.cudac.experiment import (
@@ -29,15 +34,23 @@ from course.cudac.experiment import (
     run_seed_experiment_cuda,
     smoke_test_cuda,
 )
+from course.cudac.nvrtc import NvrtcUnavailableError
+from course.cudac.source import NAIVE as CUDA_NAIVE
+from course.cudac.source import TILED as CUDA_TILED
+from course.cudac.source import CudaCompileError, CudaSourceError, compile_kernel
+from course.errors import explain, not_written_yet
 from course.experiment import (
     ExperimentResult,
     check_seed_correctness,
     run_seed_experiment,
     smoke_test,
 )
+from course.launch import matmul
+from course.launch import naive as numba_naive
 from course.reuse import MissingAnswerError, definitions_from, locate
 
-__all__ = ["CUDA_C", "NUMBA", "TRACKS", "Track", "TrackKernels", "load_gemm_kernels"]
+__all__ = ["CUDA_C", "NUMBA", "TRACKS", "WEEK_KERNELS", "Track", "TrackKernels",
+           "load_gemm_kernels", "load_week_kernels"]
 
 NUMBA = "Numba"
 CUDA_C = "CUDA C"
@@ -189,3 +202,84 @@ def load_gemm_kernels(track: str | None = None, folder: str | Path | None = None
     # A track none of whose notebooks is here is not the student's: name only the others.
     raise MissingAnswerError("\n".join(f"{t.name} track ({', '.join(t.notebooks)}): {exc}"
                                        for t, exc in failed))
+
+
+# ---------------------------------------------------------------------------------------------
+# The week's kernels, one by one, for the sweep of notebook 6.
+
+
+class UnusableKernelError(ValueError):
+    """A loaded kernel that does not run (its message says why, in a line)."""
+
+
+def _try_numba_naive(kernel: Any) -> None:
+    """Run ``gemm_naive`` on a 1×1×1 product: an unwritten answer only shows when it runs."""
+    one = np.ones((1, 1), np.float32)
+    try:
+        matmul(numba_naive(kernel), one, one)
+    except Exception as exc:  # noqa: BLE001 - turned into one line for the student
+        if not_written_yet(exc):
+            raise NotImplementedError from None
+        raise UnusableKernelError(explain(exc, "gemm_naive")) from None
+
+
+def _usable(label: str, obj: Any) -> Any:
+    """The loaded answer, ready for the sweep; raises if it is not written or cannot be used."""
+    if isinstance(obj, str):  # CUDA C: must compile (NVRTC) and define the contract's kernel
+        compile_kernel(obj, CUDA_TILED if label == "tiled" else CUDA_NAIVE,
+                       4 if label == "tiled" else None)
+    elif label == "tiled":
+        obj(4)  # builds a kernel (no launch): raises if the answer is not written
+    elif label == "naive":
+        _try_numba_naive(obj)
+    elif label == "bonus":
+        obj()
+        obj = sweep_model(obj)
+    return obj
+
+
+#: label → [(notebook, name, track)] for the sweep, the Numba track first.
+WEEK_KERNELS: dict[str, list[tuple[str, str, str]]] = {
+    "naive": [(*t.naive, t.name) for t in TRACKS.values()],
+    "tiled": [(*t.tiled, t.name) for t in TRACKS.values()],
+    "bonus": [("07_bonus_register_tiling.ipynb", "make_gemm_register_tiled", NUMBA)],
+}
+
+
+def load_week_kernels(folder: str | Path = ".", quiet: bool = False) -> dict[str, Any]:
+    """``{"naive": …, "tiled": …, "bonus": …}`` from the week's notebooks in ``folder``.
+
+    ``naive`` and ``tiled`` come from whichever track is written: notebooks 2 and 3 (Numba:
+    ``gemm_naive``, ``make_gemm_tiled``) or, where those are missing, unwritten or failing,
+    2c and 3c (CUDA C: the strings ``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``); ``bonus`` from
+    notebook 7. A kernel that is missing, not written yet or refused by the grader's rules is
+    ``None``, with one line saying why (unless ``quiet``), so the sweep can go on with the
+    others; one line says where each loaded kernel came from.
+    """
+    out: dict[str, Any] = {}
+    loaded: list[str] = []
+    for label, candidates in WEEK_KERNELS.items():
+        reasons: list[str] = []
+        absent: list[str] = []
+        out[label] = None
+        for notebook, name, track in candidates:
+            try:
+                path = locate(Path(folder) / notebook)
+            except MissingAnswerError as exc:
+                absent.append(str(exc))
+                continue
+            try:
+                out[label] = _usable(label, definitions_from(path, name)[name])
+                loaded.append(f"{label}: {name} ({track}, {notebook})")
+                break
+            except NotImplementedError:
+                reasons.append(f"{name} in {notebook} is not written yet")
+            except (MissingAnswerError, DisallowedCodeError, SyntaxError, NameError,
+                    CudaCompileError, CudaSourceError, NvrtcUnavailableError,
+                    UnusableKernelError) as exc:
+                reasons.append(f"could not use {name} from {notebook}: {exc}")
+        if out[label] is None and not quiet:
+            print(f"{label}: {'; '.join(reasons or absent[:1])}; left out of the sweep")
+    if loaded and not quiet:
+        print("Loaded " + "; ".join(loaded) + ".")
+    return out

@@ -182,22 +182,22 @@ def test_a_cuda_c_kernel_that_does_not_compile_is_reported() -> None:
 
 
 def test_without_nvrtc_the_registers_are_assumed_and_said_so(monkeypatch) -> None:
-    import course.sweep as sweep
+    import course.kernel_models as models
 
     def no_nvrtc(*args, **kwargs):
         raise nvrtc.NvrtcUnavailableError("NVRTC was not found")
 
-    monkeypatch.setattr(sweep, "compile_kernel", no_nvrtc)
-    monkeypatch.setattr(sweep.cuda_launch, "tiled", lambda src, tile: sweep.cuda_launch.CudaGemm(
-        sweep.CUDA_TILED, src, tile))
-    sweep.cuda_counts.cache_clear()
-    sweep._cuda_gemm.cache_clear()
+    monkeypatch.setattr(models, "compile_kernel", no_nvrtc)
+    monkeypatch.setattr(models.cuda_launch, "tiled", lambda src, tile: models.cuda_launch.CudaGemm(
+        models.CUDA_TILED, src, tile))
+    models.cuda_counts.cache_clear()
+    models._cuda_gemm.cache_clear()
     try:
         rows = run_sweep({"tiled": k.TILED + "\n// no nvrtc"}, tiles=(16,), size=64,
                          profile="T4", measure=False, progress=False)
     finally:
-        sweep.cuda_counts.cache_clear()
-        sweep._cuda_gemm.cache_clear()
+        models.cuda_counts.cache_clear()
+        models._cuda_gemm.cache_clear()
     assert rows[0].regs_per_thread is None and rows[0].regs_in_model == 32
     assert "registers assumed: 32/thread (NVRTC not found" in rows[0].note
 
