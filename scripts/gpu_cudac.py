@@ -24,8 +24,8 @@ those are reported as not run. Sections:
    kernel that skips its work at the timed size must be refused.
 4. **racecheck** — compute-sanitizer's racecheck on the missing-barrier kernel, if found.
 5. **occupancy** — ``RawKernel.attributes`` per TILE, NVRTC's ptxas numbers for the same
-   architecture and what notebook 06's sweep reads (course.sweep.cuda_counts), the course's
-   occupancy model and the driver's occupancy API.
+   architecture and what notebook 06's sweep reads (course.kernel_models.cuda_counts), the
+   course's occupancy model and the driver's occupancy API.
 6. **ladder** — scripts/cudac_ladder.py's rungs at 4096³ next to tile 32 and cuBLAS (FP32,
    ``CUPY_TF32=0``), each first checked against cuBLAS.
 """
@@ -323,10 +323,11 @@ def section_occupancy(src: dict[str, str]) -> None:
         driver = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             kernel.kernel.ptr, threads, 0)
         model = theoretical_occupancy(cc, threads, regs, smem)
-        # notebook 06's path (course.sweep.cuda_counts): the driver's numbers on this GPU, and
-        # ptxas' through NVRTC for this architecture, as a machine without a GPU gets them
+        # notebook 06's path (course.kernel_models.cuda_counts): the driver's numbers on this
+        # GPU, and ptxas' through NVRTC for this architecture, as a machine without a GPU
+        # gets them
         try:
-            from course.sweep import cuda_counts
+            from course.kernel_models import cuda_counts
 
             own = cuda_counts(src["tiled"], tile, cc, True)
             res = cuda_counts(src["tiled"], tile, cc, False)
