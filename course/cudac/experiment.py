@@ -99,7 +99,7 @@ def run_once(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return C
     try:
         run = cpu.run(cpu.build(gk.source, gk.spec, gk.tile), A, B, cfg.grid, cfg.block)
-    except (cpu.CpuBuildError, TimeoutError) as exc:
+    except (cpu.CpuBuildError, TimeoutError, RuntimeError) as exc:  # RuntimeError: no report
         raise GemmCheckError(f"{gk.name}: {exc}") from None
     seen = run.problems + run.races + run.uninitialised
     if seen:
