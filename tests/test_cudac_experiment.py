@@ -153,6 +153,14 @@ def test_smoke_test_accepts_right_kernels_and_names_each_problem() -> None:
         smoke_test_cuda(lazy, k.TILED)
 
 
+@pytest.mark.skipif(ON_GPU or not nvrtc.available(), reason="the CPU runner's absence")
+def test_smoke_test_says_when_cuda_c_cannot_run_here(monkeypatch) -> None:
+    monkeypatch.setenv("CXX", "no-such-compiler-here")
+    with pytest.raises(MissingAnswerError, match="CUDA C kernels cannot run here: .*"
+                                                 "no-such-compiler-here"):
+        smoke_test_cuda(k.NAIVE, k.TILED)
+
+
 # ---------------------------------------------------------------------------------------------
 # The timed path: every batch verified. Driven with NumPy outputs and a stand-in clock.
 
