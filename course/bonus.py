@@ -37,6 +37,7 @@ from course.checks import (
     _rng,
     not_written,
 )
+from course.kernel_models import KernelModel
 from course.launch import GemmInputError, GemmKernel, Launch, NotAKernelError, is_cuda_kernel
 from course.launch import require_kernel as _require_kernel
 
@@ -167,8 +168,6 @@ def sweep_model(factory: Callable[[], Any], config: RegisterTiling = CONTRACT,
     Without a GPU the model assumes ``assumed_regs`` registers per thread: TM·TN
     accumulators, TM + TN fragment values and the addresses (64 is a round guess for 4×4).
     """
-    from course.sweep import KernelModel
-
     built: list[GemmKernel] = []
 
     def gemm(tile: int) -> GemmKernel:

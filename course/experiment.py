@@ -15,6 +15,10 @@ course's one timing helper (:func:`course.timing.time_launches`), and adds two r
 seed did not have: cuBLAS through CuPy (TF32 off, so it is an FP32 comparison) and NumPy on the
 CPU (the SYCL write-up's closing question: can a hand-written GPU kernel beat NumPy?).
 
+The CUDA C track runs the same experiment, with the same inputs, rows and table, on the
+student's ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` (:mod:`course.cudac.experiment`);
+:mod:`course.tracks` picks the track a student did.
+
 Timings need a real GPU; on the simulator :func:`run_seed_experiment` raises
 :class:`course.backend.NoGPUError`. :func:`check_seed_correctness` runs the same kernels on the
 same kind of inputs without timing them, on a GPU or on the simulator (at a small size there).
@@ -47,6 +51,8 @@ __all__ = [
     "check_seed_correctness",
     "exact_product",
     "format_table",
+    "max_abs_diff",
+    "numpy_row",
     "plot_experiment",
     "run_seed_experiment",
     "seed_inputs",
@@ -165,7 +171,8 @@ def exact_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return A.astype(np.float64) @ B.astype(np.float64)
 
 
-def _max_abs_diff(C: np.ndarray, ref: np.ndarray) -> float:
+def max_abs_diff(C: np.ndarray, ref: np.ndarray) -> float:
+    """Largest |C − ref| over all elements (NaN when C holds a NaN)."""
     return float(np.max(np.abs(C.astype(np.float64) - ref)))
 
 
@@ -226,12 +233,27 @@ def check_seed_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
     C_naive = matmul(gk_naive, A, B)
     C_tiled = matmul(gk_tiled, A, B)
     rows = (
-        Row(NAIVE, "GPU", None, None, _max_abs_diff(C_naive, ref)),
-        Row(tiled_name(tile), "GPU", None, None, _max_abs_diff(C_tiled, ref)),
-        Row(NUMPY, "CPU", None, None, _max_abs_diff(A @ B, ref)),
+        Row(NAIVE, "GPU", None, None, max_abs_diff(C_naive, ref)),
+        Row(tiled_name(tile), "GPU", None, None, max_abs_diff(C_tiled, ref)),
+        Row(NUMPY, "CPU", None, None, max_abs_diff(A @ B, ref)),
     )
     device = b.device_name if b.kind == "gpu" else "Numba CUDA simulator"
-    return ExperimentResult(size, 0, tile, device, rows, _max_abs_diff(C_tiled, C_naive))
+    return ExperimentResult(size, 0, tile, device, rows, max_abs_diff(C_tiled, C_naive))
+
+
+def numpy_row(A: np.ndarray, B: np.ndarray, ref: np.ndarray, runs: int = 3) -> Row:
+    """NumPy's ``A @ B`` on the CPU: median of ``runs`` timings after one warm-up (the result
+    of which is compared with ``ref``), with ``time.perf_counter``."""
+    runs = _size("numpy_runs", runs)
+    C_cpu = A @ B  # warm-up (and the result we check)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        A @ B
+        samples.append((time.perf_counter() - start) * 1e3)
+    cpu_ms = statistics.median(samples)
+    flops = 2.0 * A.shape[0] * A.shape[1] * B.shape[1]
+    return Row(NUMPY, "CPU", cpu_ms, flops / (cpu_ms * 1e6), max_abs_diff(C_cpu, ref))
 
 
 def _cupy_module() -> tuple[Any | None, str]:
@@ -315,19 +337,11 @@ def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     rows = []
     for name, t in timings.items():
         avg = t.median_ms / iters
-        rows.append(Row(name, "GPU", avg, flops / (avg * 1e6), _max_abs_diff(outputs[name], ref)))
+        rows.append(Row(name, "GPU", avg, flops / (avg * 1e6), max_abs_diff(outputs[name], ref)))
 
-    C_cpu = A @ B  # warm-up (and the result we check)
-    samples = []
-    for _ in range(numpy_runs):
-        start = time.perf_counter()
-        A @ B
-        samples.append((time.perf_counter() - start) * 1e3)
-    cpu_ms = statistics.median(samples)
-    rows.append(Row(NUMPY, "CPU", cpu_ms, flops / (cpu_ms * 1e6), _max_abs_diff(C_cpu, ref)))
-
+    rows.append(numpy_row(A, B, ref, numpy_runs))
     return ExperimentResult(size, iters, tile, b.device_name or "GPU", tuple(rows),
-                            _max_abs_diff(outputs[tiled_name(tile)], outputs[NAIVE]),
+                            max_abs_diff(outputs[tiled_name(tile)], outputs[NAIVE]),
                             tuple(notes))
 
 
@@ -347,16 +361,16 @@ def _fmt_diff(diff: float) -> str:
 
 
 def format_table(result: ExperimentResult, seed: SeedNumbers = SEED_RESULTS) -> str:
-    """A plain-text table of the result, with the seed's numbers beside the naive/tiled rows."""
+    """A plain-text table of the result, with the write-up's numbers beside naive and tiled."""
     n = result.size
     what = (f"{result.iters} launches per timing" if result.timed
             else "correctness only, nothing timed")
-    head = f"{n}×{n}×{n} FP32, seed inputs, {what} — {result.device}"
+    head = f"{n}×{n}×{n} FP32, the write-up's inputs, {what} — {result.device}"
     seed_cols = {NAIVE: (seed.naive_ms, seed.naive_gflops)}
     if result.tile == seed.tile:
         seed_cols[tiled_name(seed.tile)] = (seed.tiled_ms, seed.tiled_gflops)
-    header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "seed ms",
-              "seed GFLOP/s")
+    header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "write-up ms",
+              "write-up GFLOP/s")
     body = []
     for r in result.rows:
         s_ms, s_rate = seed_cols.get(r.name, (None, None))
@@ -373,18 +387,19 @@ def format_table(result: ExperimentResult, seed: SeedNumbers = SEED_RESULTS) -> 
     lines += [line(row) for row in body]
     ratio = result.tiled_over_naive
     ratio_text = "—" if ratio is None else f"{ratio:.4f}×"
-    lines.append(f"tiled / naive time: {ratio_text} (seed: {seed.tiled_over_naive:.4f}×); "
+    lines.append(f"tiled / naive time: {ratio_text} (write-up: {seed.tiled_over_naive:.4f}×); "
                  f"max|tiled − naive| = {_fmt_diff(result.max_abs_diff_tiled_vs_naive)} "
-                 f"(seed: {_fmt_diff(seed.max_abs_diff)})")
+                 f"(write-up: {_fmt_diff(seed.max_abs_diff)})")
     if result.size != seed.size:
-        lines.append(f"(the seed ran at {seed.size}³; its columns are for comparison only)")
+        lines.append(f"(the write-up ran at {seed.size}³; its columns are for comparison only)")
     lines += list(result.notes)
     return "\n".join(lines)
 
 
 def plot_experiment(result: ExperimentResult, ax: Any = None, seed: SeedNumbers = SEED_RESULTS
                     ) -> Any:
-    """Horizontal bars of GFLOP/s (log scale): your run, plus the seed's two kernels, hatched."""
+    """Horizontal bars of GFLOP/s (log scale): your run, plus the write-up's two kernels,
+    hatched."""
     import matplotlib.pyplot as plt
 
     timed = [r for r in result.rows if r.timed]
@@ -397,7 +412,8 @@ def plot_experiment(result: ExperimentResult, ax: Any = None, seed: SeedNumbers 
     values = [r.gflops for r in timed]
     colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
     hatches = [""] * len(timed)
-    labels += [f"seed: naive [{seed.size}³]", f"seed: tiled, tile {seed.tile} [{seed.size}³]"]
+    labels += [f"write-up: naive [{seed.size}³]",
+               f"write-up: tiled, tile {seed.tile} [{seed.size}³]"]
     values += [seed.naive_gflops, seed.tiled_gflops]
     colors += ["white", "white"]
     hatches += ["///", "///"]

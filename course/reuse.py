@@ -1,9 +1,10 @@
 """Reuse the kernels a student wrote in an earlier notebook of the week.
 
 Later notebooks (the experiment, the roofline, the sweep) need ``gemm_naive`` and
-``make_gemm_tiled``. Rather than copying code between notebooks, they read the earlier
-notebook from disk and rebuild just the named definitions, with the same rules the grader
-applies (:func:`course.kernel_source.bundle_from_cells`).
+``make_gemm_tiled`` (in the CUDA C track ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA``;
+:mod:`course.tracks` picks the track). Rather than copying code between notebooks, they
+read the earlier notebook from disk and rebuild just the named definitions, with the same
+rules the grader applies (:func:`course.kernel_source.bundle_from_cells`).
 
 Where the earlier notebook is looked for, in this order:
 
@@ -208,7 +209,8 @@ def upload_notebooks(upload: Callable[[], dict[str, bytes]] | None = None) -> li
 # ------------------------------------------------------------------------------ loading
 
 #: the notebooks later ones read, by file name.
-_WEEK = ("02_naive_gemm.ipynb", "03_tiled_gemm.ipynb", "07_bonus_register_tiling.ipynb")
+_WEEK = ("02_naive_gemm.ipynb", "03_tiled_gemm.ipynb", "02c_naive_gemm_cuda.ipynb",
+         "03c_tiled_gemm_cuda.ipynb", "07_bonus_register_tiling.ipynb")
 
 
 def definitions_from(notebook: str | Path, *names: str) -> dict[str, Any]:

@@ -9,13 +9,19 @@ shows, row by row:
   there is one, or a named profile (``"T4"``, ``"A100"``, ``"H100"``, ``"H200"``). On a GPU
   the registers and shared memory come from the compiler (:func:`kernel_resources`);
   without one, shared memory is what the tile needs (2·tile²·4 B) and the registers are an
-  *assumption*, said so in each row's note;
+  *assumption*, said so in each row's note. A CUDA C kernel (a ``GEMM_TILED_CUDA`` string)
+  always has real numbers: ``RawKernel.attributes`` on this machine's GPU, else ptxas'
+  verbose lines from NVRTC compiling it for the target's architecture (no GPU needed);
 * the **modelled intensity** of notebook 1's request model, flops / (reads·4 + M·N·4);
 * on a GPU only, the **measured** time and GFLOP/s (:func:`course.timing.time_gemm`).
 
 Without a GPU nothing is measured, never made up: those fields are ``None`` and the note
 says "needs a GPU". The sweep never waits for input; :mod:`course.widgets` puts a panel on
 top of the same :func:`run_sweep`.
+
+What a row is made from, a kernel with the facts the model needs and the target GPU, is
+:mod:`course.kernel_models` (Numba and CUDA C kernels); which kernels a student wrote is
+:func:`course.tracks.load_week_kernels` (re-exported here for notebook 6).
 
 The checkers of notebook 6's occupancy exercise live here too
 (:func:`check_blocks_per_sm_prediction`, :func:`check_occupancy_prediction`): they compare a
@@ -26,161 +32,56 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from course import backend, gate
-from course.launch import TILES, GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
+from course.cudac import nvrtc
+from course.kernel_models import (
+    ASSUMED_REGS,
+    BYTES,
+    PROFILES,
+    CompiledCounts,
+    KernelModel,
+    Target,
+    as_kernel_model,
+    available_profiles,
+    cuda_c_model,
+    cuda_counts,
+    resolve_target,
+)
+from course.launch import TILES, GemmKernel
 from course.occupancy import ARCH_LIMITS, ResourcesUnavailableError, theoretical_occupancy
-from course.traffic import naive_reads, tiled_reads
+from course.tracks import load_week_kernels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from course.devices import DeviceSpec
-
 __all__ = [
     "ASSUMED_REGS",
+    "NEEDS_GPU",
     "PROFILES",
+    "CompiledCounts",
     "KernelModel",
     "OccupancyPredictionError",
     "SweepRow",
     "Target",
     "as_kernel_model",
+    "available_profiles",
     "check_blocks_per_sm_prediction",
+    "cuda_c_model",
+    "cuda_counts",
     "check_occupancy_prediction",
     "load_week_kernels",
     "model_row",
     "plot_sweep",
+    "resource_report",
     "resolve_target",
     "rows_to_table",
     "run_sweep",
 ]
 
-#: Registers per thread the model assumes without a GPU (no compiler to ask). Simple GEMM
-#: kernels compiled by Numba for sm_75..sm_90 use roughly 30-40; this is a round guess.
-ASSUMED_REGS = 32
-#: Target-GPU profiles by short name: the name the datasheet (course.devices) uses.
-PROFILES: dict[str, str] = {
-    "T4": "Tesla T4",
-    "A100": "NVIDIA A100-SXM4-80GB",
-    "H100": "NVIDIA H100 80GB HBM3",
-    "H200": "NVIDIA H200",
-}
-DEFAULT_PROFILE = "T4"  # Colab's free GPU
 NEEDS_GPU = "needs a GPU"
-BYTES = 4  # float32
-
-
-# ---------------------------------------------------------------------------------------------
-# What the sweep runs: a kernel and the facts the model needs about it.
-
-
-@dataclass(frozen=True)
-class KernelModel:
-    """How to build, launch and model one kernel of the sweep at a given tile.
-
-    ``gemm(tile)`` gives the :class:`GemmKernel` to launch; ``threads(tile)`` and
-    ``static_smem(tile)`` are what the model uses without a compiler; ``reads(M, N, K, tile)``
-    counts the elements of A and B the kernel requests (notebook 1's model).
-    ``tile_dependent`` is False for kernels whose launch ignores the tile (the naive kernel, a
-    register-tiled kernel with fixed blocks): their rows repeat one configuration as a
-    reference line, and a GPU times them once.
-    """
-
-    name: str
-    gemm: Callable[[int], GemmKernel]
-    threads: Callable[[int], int]
-    static_smem: Callable[[int], int]
-    reads: Callable[[int, int, int, int], int]
-    tile_dependent: bool = True
-    assumed_regs: int = ASSUMED_REGS
-
-
-def _naive_model(name: str, kernel: Any) -> KernelModel:
-    gk = naive(kernel)
-    block = naive_launch(16, 16).block
-    return KernelModel(
-        name=name, gemm=lambda tile: gk, threads=lambda tile: block[0] * block[1],
-        static_smem=lambda tile: 0, reads=lambda M, N, K, tile: naive_reads(M, N, K),
-        tile_dependent=False)
-
-
-def _tiled_model(name: str, factory: Callable[[int], Any]) -> KernelModel:
-    return KernelModel(
-        name=name, gemm=lambda tile: tiled(factory, tile), threads=lambda tile: tile * tile,
-        static_smem=lambda tile: 2 * tile * tile * BYTES,
-        reads=lambda M, N, K, tile: tiled_reads(M, N, K, tile))
-
-
-def as_kernel_model(name: str, obj: Any) -> KernelModel:
-    """Turn what a student hands the sweep into a :class:`KernelModel`.
-
-    * a ``@cuda.jit`` kernel: ``gemm_naive`` (block 16×16, no shared memory);
-    * a plain function of ``tile``: ``make_gemm_tiled`` (block tile×tile, 2·tile² floats of
-      shared memory);
-    * a :class:`KernelModel` (e.g. :func:`course.bonus.sweep_model`): used as it is.
-    """
-    if isinstance(obj, KernelModel):
-        return replace(obj, name=name)
-    if is_cuda_kernel(obj):
-        return _naive_model(name, obj)
-    if callable(obj):
-        return _tiled_model(name, obj)
-    raise TypeError(f"{name}: expected gemm_naive (a @cuda.jit kernel), make_gemm_tiled (a "
-                    f"function of tile) or a KernelModel, got {type(obj).__name__}")
-
-
-# ---------------------------------------------------------------------------------------------
-# The target GPU.
-
-
-@dataclass(frozen=True)
-class Target:
-    """The GPU the occupancy model is worked out for."""
-
-    name: str  # "T4", "H200", … or the own GPU's name
-    cc: tuple[int, int]
-    spec: DeviceSpec | None  # datasheet numbers (SM count, peaks), when known
-    own: bool  # True when this is the GPU the kernels run on
-
-    @property
-    def label(self) -> str:
-        own = " (this machine's GPU)" if self.own else ""
-        return f"{self.name}, sm_{self.cc[0]}{self.cc[1]}{own}"
-
-
-def available_profiles() -> list[str]:
-    """Profile names to offer: this machine's GPU first (when there is one), then PROFILES."""
-    b = backend.detect()
-    own = [b.device_name] if b.kind == "gpu" and b.device_name else []
-    return own + [p for p in PROFILES if p not in own]
-
-
-def resolve_target(profile: str | None = None) -> Target:
-    """The target for ``profile``: None means this machine's GPU, else ``DEFAULT_PROFILE``.
-
-    ``profile`` is a key of :data:`PROFILES` (case-insensitive), or the own GPU's name.
-    """
-    from course.devices import DATASHEET, lookup
-
-    b = backend.detect()
-    own_cc = tuple(b.compute_capability) if b.kind == "gpu" and b.compute_capability else None
-    if profile is None or (b.device_name and profile == b.device_name):
-        if own_cc is not None:
-            if own_cc not in ARCH_LIMITS:
-                raise ValueError(f"this GPU ({b.device_name}, sm_{own_cc[0]}{own_cc[1]}) is not "
-                                 f"in the occupancy model; pick one of {', '.join(PROFILES)}")
-            return Target(b.device_name or "this GPU", own_cc, lookup(b.device_name or ""),
-                          True)
-        profile = DEFAULT_PROFILE
-    key = {k.lower(): k for k in PROFILES}.get(str(profile).strip().lower())
-    if key is None:
-        raise ValueError(f"unknown GPU profile {profile!r}; choose one of "
-                         f"{', '.join(PROFILES)} (or None for this machine's GPU)")
-    spec = DATASHEET[PROFILES[key]]
-    own = b.kind == "gpu" and lookup(b.device_name or "") == spec
-    return Target(key, spec.compute_capability, spec, own)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,15 +144,25 @@ def model_row(model: KernelModel, tile: int, size: int, target: Target,
     gk = model.gemm(tile)
     cfg = gk.launch_for(size, size)
     threads = cfg.block[0] * cfg.block[1]
-    regs, smem = _resources(gk)
+    counts = model.counts(tile, target) if model.counts is not None else None
+    if model.counts is None:
+        regs, smem = _resources(gk)
+    elif counts is None:
+        regs = smem = None
+    else:
+        regs, smem = counts.registers, counts.shared_bytes
     notes = []
     if regs is None:
         regs_model = assumed_regs if assumed_regs is not None else model.assumed_regs
         smem_model = model.static_smem(tile)
-        notes.append(f"registers assumed: {regs_model}/thread (no compiler without a GPU)")
+        why = ("no compiler without a GPU" if model.counts is None else
+               f"NVRTC not found: {nvrtc.INSTALL_HINT}")
+        notes.append(f"registers assumed: {regs_model}/thread ({why})")
     else:
         regs_model, smem_model = regs, smem if smem is not None else model.static_smem(tile)
-        if not target.own:
+        if counts is not None:
+            notes.append(f"registers and shared memory from {counts.source}")
+        elif not target.own:
             notes.append(f"registers from this GPU's compiler, applied to {target.name}")
     if not model.tile_dependent:
         notes.append("launch does not depend on the tile")
@@ -307,10 +218,11 @@ def run_sweep(
 ) -> list[SweepRow]:
     """Model (and on a GPU, time) every kernel at every tile; return one row per pair.
 
-    ``kernels`` maps a label to ``gemm_naive``, ``make_gemm_tiled`` or a
-    :class:`KernelModel`. ``size`` is M = N = K. ``profile`` picks the target GPU of the
-    model (see :func:`resolve_target`). ``measure`` defaults to "on a GPU"; asking for it
-    without one raises :class:`course.backend.NoGPUError`. ``progress`` shows a tqdm bar;
+    ``kernels`` maps a label to ``gemm_naive``, ``make_gemm_tiled``, a CUDA C string
+    (``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``) or a :class:`KernelModel`. ``size`` is
+    M = N = K. ``profile`` picks the target GPU of the model (see :func:`resolve_target`).
+    ``measure`` defaults to "on a GPU"; asking for it without one raises
+    :class:`course.backend.NoGPUError`. ``progress`` shows a tqdm bar;
     ``on_step(done, total, row)`` is called after each row (the widget's progress bar).
     ``assumed_regs`` overrides the registers per thread assumed where no compiler can be asked
     (default: each kernel's own assumption, :data:`ASSUMED_REGS` for naive and tiled).
@@ -337,7 +249,9 @@ def run_sweep(
                 timing = None
                 if measure:
                     key = model.name if not model.tile_dependent else f"{model.name}@{tile}"
-                    if key not in timed:
+                    if key not in timed and model.timer is not None:
+                        timed[key] = model.timer(tile, size, repeats)
+                    elif key not in timed:
                         from course.timing import time_gemm
 
                         gk = model.gemm(tile)
@@ -577,42 +491,35 @@ def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
         print(f"✓ predict_occupancy agrees with the occupancy model on {len(cases)} cases")
 
 
-# ---------------------------------------------------------------------------------------------
-# The week's kernels, for the sweep of notebook 6.
+def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),
+                    tiles: Iterable[int] = TILES) -> str:
+    """Per target GPU and tile: registers and shared memory of ``kernel`` and the occupancy
+    they give, with where the numbers come from (a plain-text table).
 
-
-def load_week_kernels(folder: str = ".", quiet: bool = False) -> dict[str, Any]:
-    """``{"naive": …, "tiled": …, "bonus": …}`` from notebooks 2, 3 and 7 in ``folder``.
-
-    A kernel that is missing, not written yet or refused by the grader's rules is ``None``,
-    with one line saying why (unless ``quiet``), so the sweep can go on with the others.
+    For a CUDA C string these are the compiler's real numbers on any machine (ptxas through
+    NVRTC for each target's architecture; ``RawKernel.attributes`` on this machine's GPU);
+    for a Numba kernel without a GPU the registers are the sweep's assumption (marked ``*``).
     """
-    from pathlib import Path
+    model = as_kernel_model("tiled", kernel)
+    head = ("target", "tile", "threads", "regs", "smem B", "blocks/SM", "occupancy",
+            "limited by")
+    body, sources = [], []
+    for profile in profiles:
+        target = resolve_target(profile)
+        for tile in tiles:
+            r = model_row(model, tile, 1024, target, measured=True)
+            regs = (str(r.regs_per_thread) if r.regs_per_thread is not None
+                    else f"{r.regs_in_model}*")
+            body.append((target.label, str(tile), str(r.threads_per_block), regs,
+                         f"{r.smem_per_block:,}", str(r.blocks_per_sm), f"{r.occupancy:.0%}",
+                         r.limited_by))
+            sources.append(r.note)
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
 
-    from course.kernel_source import DisallowedCodeError
-    from course.reuse import MissingAnswerError, definitions_from
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i in (0, 7) else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
-    wanted = {"naive": ("02_naive_gemm.ipynb", "gemm_naive"),
-              "tiled": ("03_tiled_gemm.ipynb", "make_gemm_tiled"),
-              "bonus": ("07_bonus_register_tiling.ipynb", "make_gemm_register_tiled")}
-    out: dict[str, Any] = {}
-    for label, (notebook, name) in wanted.items():
-        try:
-            obj = definitions_from(Path(folder) / notebook, name)[name]
-            if label == "tiled":
-                obj(4)  # builds a kernel (no launch): raises if the answer is not written
-            elif label == "bonus":
-                from course.bonus import sweep_model
-
-                obj()
-                obj = sweep_model(obj)
-            out[label] = obj
-        except NotImplementedError:
-            out[label] = None
-            if not quiet:
-                print(f"{label}: {name} in {notebook} is not written yet; left out of the sweep")
-        except (MissingAnswerError, DisallowedCodeError, SyntaxError, NameError) as exc:
-            out[label] = None
-            if not quiet:
-                print(f"{label}: could not use {name} from {notebook}: {exc}")
-    return out
+    out = [line(head).rstrip(), line(["-" * w for w in widths]), *(line(b).rstrip() for b in body)]
+    out += [f"note — {n}" for n in dict.fromkeys(sources) if n]
+    return "\n".join(out)

@@ -175,3 +175,40 @@ def exact_check(dev_out: Any, expected: np.ndarray, what: str,
                 f"{expected.ravel()[first]!r}")
 
     return OutputCheck(poison or default_poison, check)
+
+
+def exact_array_check(out: Any, expected: Any, what: str) -> OutputCheck:
+    """An :class:`OutputCheck` for a NumPy or CuPy array that must equal ``expected`` exactly.
+
+    ``out`` and ``expected`` live in the same array module (both CuPy on a GPU, both NumPy on
+    the CPU runner), so the comparison runs where the data is and only a count comes back.
+    Before a sample ``out`` is filled with the course's marked NaN (C_POISON_BITS, the same
+    value the correctness checks use), so an element the timed launches did not write fails
+    and is named as unwritten. Meant for integer-valued inputs whose every partial sum is
+    exact in float32 (the seed experiment's), where any correct kernel gives bit-for-bit the
+    expected result.
+    """
+    if tuple(out.shape) != tuple(expected.shape):
+        raise ValueError(f"{what}: output shape {tuple(out.shape)} differs from the expected "
+                         f"{tuple(expected.shape)}")
+    if out.dtype != np.float32:
+        raise ValueError(f"{what}: expected a float32 array, got {out.dtype}")
+
+    def poison() -> None:
+        out.view(np.uint32).fill(C_POISON_BITS)
+
+    def check() -> str | None:
+        wrong = out != expected  # NaN never equals anything, so poison left behind is wrong
+        bad = int(wrong.sum())
+        if bad == 0:
+            return None
+        first = int(wrong.ravel().argmax())
+        cols = out.shape[1] if out.ndim == 2 else out.size
+        r, c = divmod(first, cols)
+        got = out.ravel()[first:first + 1]
+        unwritten = int((got.view(np.uint32) == C_POISON_BITS).sum()) == 1
+        value = "never written (still the poison NaN)" if unwritten else f"{float(got[0])!r}"
+        return (f"{bad:,} of {out.size:,} elements of {what} are wrong, e.g. [{r}, {c}] is "
+                f"{value}, expected {float(expected.ravel()[first])!r}")
+
+    return OutputCheck(poison, check)

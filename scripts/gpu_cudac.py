@@ -3,6 +3,7 @@ racecheck, occupancy from the driver, and the register-tiling ladder against cuB
 
     python scripts/gpu_cudac.py                # everything (about 3–6 minutes on an H200)
     python scripts/gpu_cudac.py --quick        # fewer runs, for a smoke test
+    python scripts/gpu_cudac.py --only experiment,occupancy   # notebooks 04/06's paths, ~30 s
     OUT=/some/dir python scripts/gpu_cudac.py  # also write gpu_cudac.json there
 
 Needs CuPy and a GPU; needs no Numba (the GPU image's numpy 2.5 breaks Numba's compiler).
@@ -18,10 +19,13 @@ those are reported as not run. Sections:
    launches, as the grader measures; the distributions calibrate SPEEDUP_THRESHOLD_CUDA. Then
    a few runs through the grader's own path (a fresh process per measurement).
 3. **the CUDA C write-up's experiment** — A[i] = (i % 13) − 6, B[i] = (i % 7) − 3, 1024³,
-   TILE 32, 50 iterations timed with CUDA events, max |naive − tiled| (must be 0), and cuBLAS.
+   TILE 32, 50 iterations timed with CUDA events, max |naive − tiled| (must be 0), and cuBLAS,
+   through notebook 04's own path (course.cudac.experiment: every timed batch verified); a
+   kernel that skips its work at the timed size must be refused.
 4. **racecheck** — compute-sanitizer's racecheck on the missing-barrier kernel, if found.
 5. **occupancy** — ``RawKernel.attributes`` per TILE, NVRTC's ptxas numbers for the same
-   architecture, the course's occupancy model and the driver's occupancy API.
+   architecture and what notebook 06's sweep reads (course.kernel_models.cuda_counts), the
+   course's occupancy model and the driver's occupancy API.
 6. **ladder** — scripts/cudac_ladder.py's rungs at 4096³ next to tile 32 and cuBLAS (FP32,
    ``CUPY_TF32=0``), each first checked against cuBLAS.
 """
@@ -204,50 +208,44 @@ def section_speedup(src: dict[str, str], runs: int, grader_runs: int) -> None:
 
 
 def section_experiment(src: dict[str, str], iters: int = 50) -> None:
-    cp = gpu.cupy_module()
-    n = 1024
-    A = cp.asarray((np.arange(n * n) % 13 - 6).astype(np.float32).reshape(n, n))
-    B = cp.asarray((np.arange(n * n) % 7 - 3).astype(np.float32).reshape(n, n))
-    results = {}
-    outputs = {}
-    for label, key, tile in (("naive", "naive", None), ("tiled", "tiled", 32)):
-        C = cp.zeros((n, n), cp.float32)
-        spec, block = (NAIVE, 16) if tile is None else (TILED, tile)
-        kernel = gpu.raw_kernel(src[key], spec, tile)
-        grid = (n // block, n // block)
-        args = (np.int32(n), np.int32(n), np.int32(n), A, B, C)
-        kernel(grid, (block, block), args)  # warm-up (and the result)
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        for _ in range(iters):
-            kernel(grid, (block, block), args)
-        end.record()
-        end.synchronize()
-        results[label] = cp.cuda.get_elapsed_time(start, end) / iters
-        outputs[label] = C
-    C_blas = A @ B
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for _ in range(iters):
-        cp.matmul(A, B, out=C_blas)
-    end.record()
-    end.synchronize()
-    results["cuBLAS"] = cp.cuda.get_elapsed_time(start, end) / iters
-    diff = float(cp.abs(outputs["naive"] - outputs["tiled"]).max())
-    diff_blas = float(cp.abs(outputs["naive"] - C_blas).max())
-    flops = 2.0 * n**3
-    say(f"  [naive]  avg time: {results['naive']:.4f} ms ({flops / results['naive'] / 1e6:,.0f} "
-        "GFLOP/s)")
-    say(f"  [tiled]  avg time: {results['tiled']:.4f} ms ({flops / results['tiled'] / 1e6:,.0f} "
-        "GFLOP/s)")
-    say(f"  [cuBLAS] avg time: {results['cuBLAS']:.4f} ms")
-    say(f"  tiled / naive = {results['naive'] / results['tiled']:.4f}x   "
-        f"max |diff| = {diff:.6e}   max |naive - cuBLAS| = {diff_blas:.6e}")
-    RESULTS["experiment"] = {"ms": results, "max_abs_diff": diff, "max_abs_diff_cublas": diff_blas,
-                             "iters": iters, "size": n, "tile": 32}
+    """Notebook 04's CUDA C path (course.cudac.experiment) on the course's solutions: the
+    correctness run at 1024³ with guards, then the timed run (every batch verified), and a
+    kernel that skips its work at the timed size, which the verified timing must refuse."""
+    from course.cudac.experiment import (
+        check_seed_correctness_cuda,
+        run_seed_experiment_cuda,
+        time_gemm_cuda,
+    )
+    from course.cudac.launch import tiled
+    from course.experiment import CUBLAS, NAIVE, format_table, tiled_name
+    from course.verify import UnverifiedTimingError
+
+    checked = check_seed_correctness_cuda(src["naive"], src["tiled"])
+    say(format_table(checked))
+    result = run_seed_experiment_cuda(src["naive"], src["tiled"], size=1024, iters=iters,
+                                      tile=32)
+    say(format_table(result))
+    ms = {r.name: r.avg_ms for r in result.rows}
+    diffs = {r.name: r.max_abs_diff for r in result.rows}
+    lazy = src["tiled"].replace("if (row < M && col < N) {", "if (row < M && col < N && K < 512) {")
+    assert lazy != src["tiled"], "the solution changed: update the lazy mutation"
+    try:
+        time_gemm_cuda(tiled(lazy, 32), 1024, repeats=2)
+        refused = "NOT refused"
+    except UnverifiedTimingError as exc:
+        refused = f"refused: {str(exc)[:120]}"
+    say(f"  kernel that skips its store at K ≥ 512: {refused}")
+    RESULTS["experiment"] = {
+        "ms": ms, "max_abs_diff_vs_exact": diffs, "iters": iters, "size": 1024, "tile": 32,
+        "max_abs_diff_naive_tiled": result.max_abs_diff_tiled_vs_naive,
+        "correctness_1024": {r.name: r.max_abs_diff for r in checked.rows},
+        "device": result.device, "notes": list(result.notes), "lazy_kernel": refused}
+    tiled_row = tiled_name(32)
     SUMMARY.append(("write-up experiment 1024³ naive / tiled / cuBLAS ms",
-                    f"{results['naive']:.3f} / {results['tiled']:.3f} / {results['cuBLAS']:.3f}"))
-    SUMMARY.append(("write-up experiment max |naive − tiled|", f"{diff:g}"))
+                    f"{ms[NAIVE]:.3f} / {ms[tiled_row]:.3f} / {ms.get(CUBLAS, float('nan')):.3f}"))
+    SUMMARY.append(("write-up experiment max |naive − tiled|, vs exact",
+                    f"{result.max_abs_diff_tiled_vs_naive:g}, {max(diffs.values()):g}"))
+    SUMMARY.append(("verified timing refuses a lazy kernel", refused.split(":")[0]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,22 +323,32 @@ def section_occupancy(src: dict[str, str]) -> None:
         driver = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             kernel.kernel.ptr, threads, 0)
         model = theoretical_occupancy(cc, threads, regs, smem)
+        # notebook 06's path (course.kernel_models.cuda_counts): the driver's numbers on this
+        # GPU, and ptxas' through NVRTC for this architecture, as a machine without a GPU
+        # gets them
         try:
-            from course.cudac.source import compile_kernel
+            from course.kernel_models import cuda_counts
 
-            res = compile_kernel(src["tiled"], TILED, tile, arch=arch).resources
+            own = cuda_counts(src["tiled"], tile, cc, True)
+            res = cuda_counts(src["tiled"], tile, cc, False)
+            sweep_own = (own.registers, own.shared_bytes, own.source)
             ptxas = (res.registers, res.shared_bytes)
         except Exception as exc:  # noqa: BLE001
-            ptxas = (f"n/a ({type(exc).__name__})",)
+            sweep_own, ptxas = (f"n/a ({type(exc).__name__}: {exc})",), ("n/a",)
         rows.append({"tile": tile, "regs": regs, "smem": smem, "ptxas": ptxas,
+                     "sweep_on_gpu": sweep_own, "arch": arch,
                      "driver_blocks": int(driver), "model_blocks": model.blocks_per_sm,
                      "occupancy": model.occupancy, "limited_by": model.limited_by})
         say(f"  TILE {tile:2d}: attributes {regs} regs, {smem} B smem; NVRTC ptxas {ptxas}; "
-            f"blocks/SM driver {driver}, model {model.blocks_per_sm} "
-            f"({model.occupancy:.0%}, {model.limited_by})")
+            f"sweep on this GPU {sweep_own[:2]}; blocks/SM driver {driver}, model "
+            f"{model.blocks_per_sm} ({model.occupancy:.0%}, {model.limited_by})")
     agree = all(r["driver_blocks"] == r["model_blocks"] for r in rows)
-    RESULTS["occupancy"] = {"cc": cc, "rows": rows, "model_agrees": agree}
+    same = all(tuple(r["ptxas"]) == (r["regs"], r["smem"]) == tuple(r["sweep_on_gpu"][:2])
+               for r in rows)
+    RESULTS["occupancy"] = {"cc": cc, "rows": rows, "model_agrees": agree,
+                            "ptxas_and_sweep_match_attributes": same}
     SUMMARY.append(("occupancy model = driver (TILE 4–32)", "yes" if agree else "NO"))
+    SUMMARY.append(("ptxas = sweep counts = RawKernel.attributes", "yes" if same else "NO"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,11 +414,21 @@ def environment() -> None:
         say("  (no g++: the barrier watch and the read counts will be reported as not run)")
 
 
+#: the sections' names for --only, in the order they run
+SECTIONS = ("correctness", "speedup", "experiment", "racecheck", "occupancy", "ladder")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs (smoke test)")
     parser.add_argument("--runs", type=int, default=None, help="same-run ratios per size (≥ 20)")
+    parser.add_argument("--only", default="", help="comma-separated sections to run: "
+                        f"{', '.join(SECTIONS)} (default: all)")
     args = parser.parse_args(argv)
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
     if not gpu.available():
         print("gpu_cudac.py needs a CUDA GPU and CuPy; nothing to measure here.")
         return 2
@@ -428,7 +446,9 @@ def main(argv: list[str] | None = None) -> int:
         ("6. register-tiling ladder", lambda: section_ladder(src, 2048 if args.quick else 4096,
                                                              5 if args.quick else 15)),
     ]
-    for title, fn in sections:
+    for (title, fn), key in zip(sections, ("environment", *SECTIONS), strict=True):
+        if only and key != "environment" and key not in only:
+            continue
         say(f"\n== {title}")
         t0 = time.monotonic()
         try:

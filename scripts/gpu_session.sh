@@ -13,6 +13,8 @@
 #                                         # the compiler, the sandbox's GPU access, T4 model
 #   bash scripts/gpu_session.sh cudac     # the CUDA C track: correctness, speedup stability,
 #                                         # the write-up's experiment, racecheck, ladder
+#   bash scripts/gpu_session.sh cudac-nb  # notebooks 04 and 06 on the CUDA C track: their
+#                                         # course paths, GPU tests, both executed (~3 min)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -44,6 +46,17 @@ elif [ "$PART" = cudac ]; then
   echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
   timeout 540 python3 scripts/gpu_cudac.py ${QUICK:+--quick} 2>&1 | tee "$OUT/gpu_cudac.log" \
     | tail -45
+elif [ "$PART" = cudac-nb ]; then
+  echo "== notebook 04's and 06's CUDA C paths on the course's solutions"
+  timeout 150 python3 scripts/gpu_cudac.py --only experiment,occupancy 2>&1 \
+    | tee "$OUT/gpu_cudac-nb.log" | tail -32
+  echo "== GPU tests of those paths"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -rs -m gpu \
+    tests/test_cudac_experiment.py tests/test_track_kernels.py 2>&1 \
+    | tee "$OUT/pytest-gpu-cudac-nb.log" | tail -4
+  echo "== notebooks 04 and 06 as a CUDA C student's (02/03 left out; copies in $OUT/executed-cudac)"
+  timeout 300 python3 scripts/run_notebooks.py 04 06 --track cuda --out "$OUT/executed-cudac" \
+    2>&1 | grep -v "without encryption"
 elif [ "$PART" = bench ]; then
   echo "== GPU tests"; python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 \
     | tee "$OUT/pytest-gpu.log" | tail -4

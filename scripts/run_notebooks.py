@@ -1,6 +1,7 @@
 """Run source notebooks top to bottom (solutions included) and keep the executed copies.
 
     python scripts/run_notebooks.py 00 04 05 --out executed/
+    python scripts/run_notebooks.py 04 06 --track cuda --out executed/   # a CUDA C student
 
 This is how the notebooks' GPU branches are run on a GPU machine (scripts/gpu_session.sh
 ``roofline``). Every notebook of source/week4 is copied into a scratch assignment folder
@@ -8,6 +9,9 @@ This is how the notebooks' GPU branches are run on a GPU machine (scripts/gpu_se
 each executed notebook is written to ``--out`` with its outputs and plots. The summary names
 every cell that raised and every graded cell that wrote to stderr (nbgrader would score it
 0); :func:`problems` is also what tests/test_notebooks_execute.py counts as a failure.
+``--track cuda`` leaves notebooks 02 and 03 out of the scratch folder (``--track numba``:
+02c and 03c), so that notebooks 04 and 06 run on that track's kernels, as a student of that
+track would.
 Exit status 1 if any notebook had either.
 """
 
@@ -27,6 +31,19 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "source" / "week4"
+
+
+#: the notebooks of each track; --track keeps one track's and leaves out the other's.
+TRACK_NOTEBOOKS = {"numba": ("02_naive_gemm.ipynb", "03_tiled_gemm.ipynb"),
+                   "cuda": ("02c_naive_gemm_cuda.ipynb", "03c_tiled_gemm_cuda.ipynb")}
+
+
+def left_out(track: str | None) -> set[str]:
+    """The notebooks a student of ``track`` would not have (none when ``track`` is None)."""
+    if track is None:
+        return set()
+    return {name for other, names in TRACK_NOTEBOOKS.items() if other != track
+            for name in names}
 
 
 def pick(prefixes: list[str]) -> list[Path]:
@@ -74,6 +91,8 @@ def main() -> int:
     parser.add_argument("prefixes", nargs="*", help="e.g. 00 05 (default: every notebook)")
     parser.add_argument("--out", type=Path, required=True, help="folder for executed copies")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--track", choices=sorted(TRACK_NOTEBOOKS),
+                        help="leave the other track's notebooks 2 and 3 out of the folder")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     # The inline backend puts every figure into the executed notebook (Agg would drop them).
@@ -82,8 +101,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "week4"
         shutil.copytree(SOURCE, work)
+        gone = left_out(args.track)
+        for name in gone:
+            (work / name).unlink()
         for path in pick(args.prefixes):
-            bad += bool(run(work / path.name, work, args.out, args.timeout))
+            if path.name not in gone:
+                bad += bool(run(work / path.name, work, args.out, args.timeout))
     return 1 if bad else 0
 
 

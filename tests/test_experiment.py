@@ -175,8 +175,8 @@ def test_format_table_of_a_correctness_run_shows_no_timings():
     result = check_seed_correctness(gemm_naive, make_gemm_tiled, size=8, tile=4)
     text = format_table(result)
     assert "correctness only" in text
-    assert "—" in text and "(seed:" in text
-    assert "the seed ran at 1024³" in text
+    assert "—" in text and "(write-up:" in text
+    assert "the write-up ran at 1024³" in text
     # tile 4 is not the seed's tile: no seed numbers on the tiled row
     tiled_line = next(ln for ln in text.splitlines() if ln.startswith(tiled_name(4)))
     assert "2.5054" not in tiled_line

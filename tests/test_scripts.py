@@ -84,6 +84,15 @@ def test_notebook_runner_picks_by_prefix():
         runner.pick(["99"])
 
 
+def test_notebook_runner_leaves_the_other_track_out():
+    runner = load_script("run_notebooks")
+    assert runner.left_out(None) == set()
+    assert runner.left_out("cuda") == {"02_naive_gemm.ipynb", "03_tiled_gemm.ipynb"}
+    assert runner.left_out("numba") == {"02c_naive_gemm_cuda.ipynb", "03c_tiled_gemm_cuda.ipynb"}
+    week = {p.name for p in (ROOT / "source" / "week4").glob("*.ipynb")}
+    assert runner.left_out("cuda") | runner.left_out("numba") <= week
+
+
 def test_part_of_the_sample_class_can_be_staged_and_compared(tmp_path):
     """`harness demo --students …` and `compare_scores.py --only-present`, for short GPU runs."""
     from autograder import samples
