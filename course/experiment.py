@@ -1,6 +1,6 @@
-"""The week's seed experiment, rerun on your GPU with your kernels: naive vs tiled GEMM at 1024³.
+"""The CUDA C write-up's experiment, rerun with your kernels: naive vs tiled GEMM at 1024³.
 
-The seed is a CUDA C write-up that timed two FP32 GEMM kernels at M = N = K = 1024:
+The write-up timed two FP32 GEMM kernels at M = N = K = 1024:
 
 * a naive kernel, one thread per element of C, 16×16 blocks;
 * a shared-memory tiled kernel with TILE = 32;
@@ -9,18 +9,18 @@ on integer-valued inputs ``A[i] = (i % 13) − 6`` and ``B[i] = (i % 7) − 3`` 
 row-major index), averaging 50 launches with CUDA events. It measured 2.9437 ms and 2.5054 ms
 (tiled / naive = 0.8511×) and a maximum difference of exactly 0 between the two results.
 
-:func:`run_seed_experiment` repeats that with the student's ``gemm_naive`` and
+:func:`run_writeup_experiment` repeats that with the student's ``gemm_naive`` and
 ``make_gemm_tiled`` (launched as the course contract says, :mod:`course.launch`), timed with the
 course's one timing helper (:func:`course.timing.time_launches`), and adds two references the
-seed did not have: cuBLAS through CuPy (TF32 off, so it is an FP32 comparison) and NumPy on the
+write-up did not have: cuBLAS through CuPy (TF32 off, so it is an FP32 comparison) and NumPy on the
 CPU (the SYCL write-up's closing question: can a hand-written GPU kernel beat NumPy?).
 
 The CUDA C track runs the same experiment, with the same inputs, rows and table, on the
 student's ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` (:mod:`course.cudac.experiment`);
 :mod:`course.tracks` picks the track a student did.
 
-Timings need a real GPU; on the simulator :func:`run_seed_experiment` raises
-:class:`course.backend.NoGPUError`. :func:`check_seed_correctness` runs the same kernels on the
+Timings need a real GPU; on the simulator :func:`run_writeup_experiment` raises
+:class:`course.backend.NoGPUError`. :func:`check_writeup_correctness` runs the same kernels on the
 same kind of inputs without timing them, on a GPU or on the simulator (at a small size there).
 
 Why the difference is exactly 0: every input is a small integer, so every product and every
@@ -44,18 +44,18 @@ from course import backend
 from course.errors import explain, not_written_yet
 
 __all__ = [
-    "SEED_RESULTS",
+    "WRITEUP_RESULTS",
     "ExperimentResult",
     "Row",
-    "SeedNumbers",
-    "check_seed_correctness",
+    "WriteupNumbers",
+    "check_writeup_correctness",
     "exact_product",
     "format_table",
     "max_abs_diff",
     "numpy_row",
     "plot_experiment",
-    "run_seed_experiment",
-    "seed_inputs",
+    "run_writeup_experiment",
+    "writeup_inputs",
     "smoke_test",
 ]
 
@@ -70,8 +70,8 @@ def tiled_name(tile: int) -> str:
 
 
 @dataclass(frozen=True)
-class SeedNumbers:
-    """What the seed write-up measured (CUDA C, FP32; the GPU is not named in the write-up)."""
+class WriteupNumbers:
+    """What the write-up measured (CUDA C, FP32; the GPU is not named in the write-up)."""
 
     size: int = 1024
     iters: int = 50
@@ -95,7 +95,7 @@ class SeedNumbers:
         return self.flops / (self.tiled_ms * 1e6)
 
 
-SEED_RESULTS = SeedNumbers()
+WRITEUP_RESULTS = WriteupNumbers()
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class ExperimentResult:
     tile: int
     device: str
     rows: tuple[Row, ...]
-    max_abs_diff_tiled_vs_naive: float  # the seed's own comparison
+    max_abs_diff_tiled_vs_naive: float  # the write-up's own comparison
     notes: tuple[str, ...] = ()
 
     def row(self, name: str) -> Row:
@@ -137,7 +137,7 @@ class ExperimentResult:
 
     @property
     def tiled_over_naive(self) -> float | None:
-        """Tiled time / naive time, as the seed reports it (below 1: tiled is faster)."""
+        """Tiled time / naive time, as the write-up reports it (below 1: tiled is faster)."""
         naive_ms = self.row(NAIVE).avg_ms
         tiled_ms = self.row(tiled_name(self.tile)).avg_ms
         if naive_ms is None or tiled_ms is None:
@@ -154,8 +154,8 @@ def _size(name: str, value: Any) -> int:
     return int(value)
 
 
-def seed_inputs(M: int, N: int, K: int) -> tuple[np.ndarray, np.ndarray]:
-    """The seed's inputs: A (M×K) with A[i] = (i % 13) − 6, B (K×N) with B[i] = (i % 7) − 3.
+def writeup_inputs(M: int, N: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The write-up's inputs: A (M×K) with A[i] = (i % 13) − 6, B (K×N) with B[i] = (i % 7) − 3.
 
     ``i`` runs over the flat row-major index, so ``A[r, c]`` is ``((r·K + c) % 13) − 6``.
     Both float32 and C-contiguous, ready for the GEMM kernels.
@@ -167,7 +167,7 @@ def seed_inputs(M: int, N: int, K: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def exact_product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """A·B in float64: exact for the seed's inputs (integers far below 2⁵³)."""
+    """A·B in float64: exact for the write-up's inputs (integers far below 2⁵³)."""
     return A.astype(np.float64) @ B.astype(np.float64)
 
 
@@ -214,9 +214,9 @@ def smoke_test(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int
                                      "2 · 3: pass that notebook's tests first")
 
 
-def check_seed_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
+def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
                            size: int = 48, tile: int = 32) -> ExperimentResult:
-    """Run both kernels (and NumPy) once on the seed's inputs at ``size``³; time nothing.
+    """Run both kernels (and NumPy) once on the write-up's inputs at ``size``³; time nothing.
 
     Works on a GPU and on the simulator (keep ``size`` small there: every GPU thread is a
     Python thread). Every row's ``max_abs_diff`` should be exactly 0.
@@ -228,7 +228,7 @@ def check_seed_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
     if not b.can_run_kernels:
         raise backend.NoGPUError(f"kernels cannot run here: {b.reason}. {backend.COLAB_HINT}")
     gk_naive, gk_tiled = _gemm_kernels(gemm_naive, make_gemm_tiled, tile)
-    A, B = seed_inputs(size, size, size)
+    A, B = writeup_inputs(size, size, size)
     ref = exact_product(A, B)
     C_naive = matmul(gk_naive, A, B)
     C_tiled = matmul(gk_tiled, A, B)
@@ -268,19 +268,19 @@ def _cupy_module() -> tuple[Any | None, str]:
     return cupy, ""
 
 
-def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
+def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
                         size: int = 1024, iters: int = 50, tile: int = 32, *,
                         trials: int = 5, numpy_runs: int = 3, cublas: bool = True
                         ) -> ExperimentResult:
-    """Time naive, tiled, cuBLAS and NumPy at ``size``³ on the seed's inputs (GPU only).
+    """Time naive, tiled, cuBLAS and NumPy at ``size``³ on the write-up's inputs (GPU only).
 
-    Like the seed, a timing is ``iters`` back-to-back launches between two CUDA events,
+    Like the write-up, a timing is ``iters`` back-to-back launches between two CUDA events,
     divided by ``iters``: the average time per launch. That is repeated ``trials`` times
     (interleaved between the implementations, after one untimed warm-up batch) and the
     median is reported. NumPy runs on the CPU and is timed with ``time.perf_counter``
     (median of ``numpy_runs`` after one warm-up).
     """
-    b = backend.require_gpu("The seed experiment's timings")
+    b = backend.require_gpu("The write-up experiment's timings")
     from numba import cuda
 
     from course.launch import quiet_numba
@@ -290,7 +290,7 @@ def run_seed_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     size, iters = _size("size", size), _size("iters", iters)
     trials, numpy_runs = _size("trials", trials), _size("numpy_runs", numpy_runs)
     gk_naive, gk_tiled = _gemm_kernels(gemm_naive, make_gemm_tiled, tile)
-    A, B = seed_inputs(size, size, size)
+    A, B = writeup_inputs(size, size, size)
     ref = exact_product(A, B)
     expected = ref.astype(np.float32)  # exact: integer sums far below 2^24
     flops = 2.0 * size**3
@@ -360,20 +360,20 @@ def _fmt_diff(diff: float) -> str:
     return "0" if diff == 0 else f"{diff:.3g}"
 
 
-def format_table(result: ExperimentResult, seed: SeedNumbers = SEED_RESULTS) -> str:
+def format_table(result: ExperimentResult, writeup: WriteupNumbers = WRITEUP_RESULTS) -> str:
     """A plain-text table of the result, with the write-up's numbers beside naive and tiled."""
     n = result.size
     what = (f"{result.iters} launches per timing" if result.timed
             else "correctness only, nothing timed")
     head = f"{n}×{n}×{n} FP32, the write-up's inputs, {what} — {result.device}"
-    seed_cols = {NAIVE: (seed.naive_ms, seed.naive_gflops)}
-    if result.tile == seed.tile:
-        seed_cols[tiled_name(seed.tile)] = (seed.tiled_ms, seed.tiled_gflops)
+    writeup_cols = {NAIVE: (writeup.naive_ms, writeup.naive_gflops)}
+    if result.tile == writeup.tile:
+        writeup_cols[tiled_name(writeup.tile)] = (writeup.tiled_ms, writeup.tiled_gflops)
     header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "write-up ms",
               "write-up GFLOP/s")
     body = []
     for r in result.rows:
-        s_ms, s_rate = seed_cols.get(r.name, (None, None))
+        s_ms, s_rate = writeup_cols.get(r.name, (None, None))
         body.append((r.name, r.where, _fmt_ms(r.avg_ms), _fmt_rate(r.gflops),
                      _fmt_diff(r.max_abs_diff), _fmt_ms(s_ms), _fmt_rate(s_rate)))
     widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
@@ -387,17 +387,17 @@ def format_table(result: ExperimentResult, seed: SeedNumbers = SEED_RESULTS) -> 
     lines += [line(row) for row in body]
     ratio = result.tiled_over_naive
     ratio_text = "—" if ratio is None else f"{ratio:.4f}×"
-    lines.append(f"tiled / naive time: {ratio_text} (write-up: {seed.tiled_over_naive:.4f}×); "
+    lines.append(f"tiled / naive time: {ratio_text} (write-up: {writeup.tiled_over_naive:.4f}×); "
                  f"max|tiled − naive| = {_fmt_diff(result.max_abs_diff_tiled_vs_naive)} "
-                 f"(write-up: {_fmt_diff(seed.max_abs_diff)})")
-    if result.size != seed.size:
-        lines.append(f"(the write-up ran at {seed.size}³; its columns are for comparison only)")
+                 f"(write-up: {_fmt_diff(writeup.max_abs_diff)})")
+    if result.size != writeup.size:
+        lines.append(f"(the write-up ran at {writeup.size}³; its columns are for comparison only)")
     lines += list(result.notes)
     return "\n".join(lines)
 
 
-def plot_experiment(result: ExperimentResult, ax: Any = None, seed: SeedNumbers = SEED_RESULTS
-                    ) -> Any:
+def plot_experiment(result: ExperimentResult, ax: Any = None,
+                    writeup: WriteupNumbers = WRITEUP_RESULTS) -> Any:
     """Horizontal bars of GFLOP/s (log scale): your run, plus the write-up's two kernels,
     hatched."""
     import matplotlib.pyplot as plt
@@ -412,9 +412,9 @@ def plot_experiment(result: ExperimentResult, ax: Any = None, seed: SeedNumbers 
     values = [r.gflops for r in timed]
     colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
     hatches = [""] * len(timed)
-    labels += [f"write-up: naive [{seed.size}³]",
-               f"write-up: tiled, tile {seed.tile} [{seed.size}³]"]
-    values += [seed.naive_gflops, seed.tiled_gflops]
+    labels += [f"write-up: naive [{writeup.size}³]",
+               f"write-up: tiled, tile {writeup.tile} [{writeup.size}³]"]
+    values += [writeup.naive_gflops, writeup.tiled_gflops]
     colors += ["white", "white"]
     hatches += ["///", "///"]
     y = np.arange(len(labels))[::-1]

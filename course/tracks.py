@@ -30,8 +30,8 @@ from course.code_policy import DisallowedCodeError
 from course.cudac import gpu
 from course.cudac.experiment import (
     GPU_ONLY,
-    check_seed_correctness_cuda,
-    run_seed_experiment_cuda,
+    check_writeup_correctness_cuda,
+    run_writeup_experiment_cuda,
     smoke_test_cuda,
 )
 from course.cudac.nvrtc import NvrtcUnavailableError
@@ -41,8 +41,8 @@ from course.cudac.source import CudaCompileError, CudaSourceError, compile_kerne
 from course.errors import explain, not_written_yet
 from course.experiment import (
     ExperimentResult,
-    check_seed_correctness,
-    run_seed_experiment,
+    check_writeup_correctness,
+    run_writeup_experiment,
     smoke_test,
 )
 from course.launch import matmul
@@ -116,7 +116,7 @@ class TrackKernels:
         return ("The timed experiment needs a GPU: the simulator's threads are Python threads, "
                 "and its times would say nothing about a GPU. On Colab, pick a T4 runtime.")
 
-    def check_seed_correctness(self, size: int | None = None,
+    def check_writeup_correctness(self, size: int | None = None,
                                tile: int | None = None) -> ExperimentResult:
         """Both kernels once on the write-up's inputs, compared with the exact product.
 
@@ -125,20 +125,20 @@ class TrackKernels:
         CUDA C CPU runner.
         """
         if self.is_cuda_c:
-            return check_seed_correctness_cuda(self.naive, self.tiled, size=size,
+            return check_writeup_correctness_cuda(self.naive, self.tiled, size=size,
                                                tile=32 if tile is None else tile)
         full = backend.detect().can_time
-        return check_seed_correctness(
+        return check_writeup_correctness(
             self.naive, self.tiled, size=size if size is not None else (1024 if full else 40),
             tile=tile if tile is not None else (32 if full else 16))
 
-    def run_seed_experiment(self, size: int = 1024, iters: int = 50, tile: int = 32,
+    def run_writeup_experiment(self, size: int = 1024, iters: int = 50, tile: int = 32,
                             **options: Any) -> ExperimentResult:
         """The timed experiment (GPU only): naive, tiled, cuBLAS and NumPy at ``size``³."""
         if self.is_cuda_c:
-            return run_seed_experiment_cuda(self.naive, self.tiled, size, iters, tile,
+            return run_writeup_experiment_cuda(self.naive, self.tiled, size, iters, tile,
                                             **options)
-        return run_seed_experiment(self.naive, self.tiled, size, iters, tile, **options)
+        return run_writeup_experiment(self.naive, self.tiled, size, iters, tile, **options)
 
 
 def _smoke_test(track: str) -> Callable[[Any, Any], None]:

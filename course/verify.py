@@ -185,7 +185,7 @@ def exact_array_check(out: Any, expected: Any, what: str) -> OutputCheck:
     Before a sample ``out`` is filled with the course's marked NaN (C_POISON_BITS, the same
     value the correctness checks use), so an element the timed launches did not write fails
     and is named as unwritten. Meant for integer-valued inputs whose every partial sum is
-    exact in float32 (the seed experiment's), where any correct kernel gives bit-for-bit the
+    exact in float32 (the write-up experiment's), where any correct kernel gives bit-for-bit the
     expected result.
     """
     if tuple(out.shape) != tuple(expected.shape):

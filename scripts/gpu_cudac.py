@@ -212,17 +212,17 @@ def section_experiment(src: dict[str, str], iters: int = 50) -> None:
     correctness run at 1024³ with guards, then the timed run (every batch verified), and a
     kernel that skips its work at the timed size, which the verified timing must refuse."""
     from course.cudac.experiment import (
-        check_seed_correctness_cuda,
-        run_seed_experiment_cuda,
+        check_writeup_correctness_cuda,
+        run_writeup_experiment_cuda,
         time_gemm_cuda,
     )
     from course.cudac.launch import tiled
     from course.experiment import CUBLAS, NAIVE, format_table, tiled_name
     from course.verify import UnverifiedTimingError
 
-    checked = check_seed_correctness_cuda(src["naive"], src["tiled"])
+    checked = check_writeup_correctness_cuda(src["naive"], src["tiled"])
     say(format_table(checked))
-    result = run_seed_experiment_cuda(src["naive"], src["tiled"], size=1024, iters=iters,
+    result = run_writeup_experiment_cuda(src["naive"], src["tiled"], size=1024, iters=iters,
                                       tile=32)
     say(format_table(result))
     ms = {r.name: r.avg_ms for r in result.rows}

@@ -16,16 +16,16 @@ from course.checks import C_POISON_BITS, GemmCheckError
 from course.cudac import cpu, gpu, nvrtc
 from course.cudac.experiment import (
     CPU_SIZE,
-    check_seed_correctness_cuda,
+    check_writeup_correctness_cuda,
     run_once,
-    run_seed_experiment_cuda,
+    run_writeup_experiment_cuda,
     smoke_test_cuda,
     time_gemm_cuda,
     timed_rows,
 )
 from course.cudac.launch import CudaGemm, tiled
 from course.cudac.source import TILED
-from course.experiment import NAIVE, NUMPY, exact_product, format_table, seed_inputs, tiled_name
+from course.experiment import NAIVE, NUMPY, exact_product, format_table, tiled_name, writeup_inputs
 from course.reuse import MissingAnswerError
 from course.verify import UnverifiedTimingError, exact_array_check
 from tests import cudac_kernels as k
@@ -87,7 +87,7 @@ def test_exact_array_check_refuses_mismatched_arrays() -> None:
 @needs_runner
 @pytest.mark.skipif(ON_GPU, reason="checks the CPU runner's defaults")
 def test_correctness_run_on_the_cpu_runner_is_exact() -> None:
-    result = check_seed_correctness_cuda(k.NAIVE, k.TILED)
+    result = check_writeup_correctness_cuda(k.NAIVE, k.TILED)
     assert (result.size, result.tile, result.timed) == (CPU_SIZE, 32, False)
     assert CPU_SIZE % 32 != 0  # the tiles' edges and a partial step along K are exercised
     assert [r.name for r in result.rows] == [NAIVE, tiled_name(32), NUMPY]
@@ -101,7 +101,7 @@ def test_correctness_run_on_the_cpu_runner_is_exact() -> None:
 @needs_runner
 def test_a_wrong_result_gives_a_nonzero_difference() -> None:
     """A naive kernel that stores the transpose runs cleanly but computes the wrong C."""
-    result = check_seed_correctness_cuda(k.NAIVE_TRANSPOSED, k.TILED, size=24, tile=8)
+    result = check_writeup_correctness_cuda(k.NAIVE_TRANSPOSED, k.TILED, size=24, tile=8)
     assert result.row(NAIVE).max_abs_diff > 0
     assert result.row(tiled_name(8)).max_abs_diff == 0
     assert result.max_abs_diff_tiled_vs_naive > 0
@@ -117,14 +117,14 @@ def test_tiled_kernel_mistakes_are_named_with_their_line(kernel: str, words: str
     if ON_GPU:
         pytest.skip("the CPU runner's sentences; a GPU shows a difference or a guard write")
     with pytest.raises(GemmCheckError) as err:
-        check_seed_correctness_cuda(k.NAIVE, kernel, size=20, tile=8)
+        check_writeup_correctness_cuda(k.NAIVE, kernel, size=20, tile=8)
     assert words in str(err.value) and "line " in str(err.value)
     assert str(err.value).startswith("gemm_tiled (TILE=8): ")
 
 
 @needs_runner
 def test_run_once_returns_the_exact_product() -> None:
-    A, B = seed_inputs(9, 7, 13)
+    A, B = writeup_inputs(9, 7, 13)
     C = run_once(tiled(k.TILED, 4), A, B)
     np.testing.assert_array_equal(C, exact_product(A, B))
 
@@ -169,7 +169,7 @@ def _runner_launches(n: int, tile: int, lazy: bool = False):
     """Launch functions that run the kernels on the CPU runner into NumPy outputs."""
     from course.cudac.launch import naive
 
-    A, B = seed_inputs(n, n, n)
+    A, B = writeup_inputs(n, n, n)
     outputs, launches = {}, {}
     for name, gk in ((NAIVE, naive(k.NAIVE)), (tiled_name(tile), tiled(k.TILED, tile))):
         out = np.empty((n, n), np.float32)
@@ -214,7 +214,7 @@ def test_timed_rows_refuse_a_batch_that_did_not_compute() -> None:
 @pytest.mark.skipif(ON_GPU, reason="checks the refusal to time without a GPU")
 def test_timings_refuse_to_run_without_a_gpu() -> None:
     with pytest.raises(NoGPUError, match="need a GPU with CuPy"):
-        run_seed_experiment_cuda(k.NAIVE, k.TILED, size=32, iters=2)
+        run_writeup_experiment_cuda(k.NAIVE, k.TILED, size=32, iters=2)
     with pytest.raises(NoGPUError, match="needs a GPU with CuPy"):
         time_gemm_cuda(CudaGemm(TILED, k.TILED, 8), 32)
 
@@ -226,14 +226,14 @@ def test_timings_refuse_to_run_without_a_gpu() -> None:
 @pytest.mark.gpu
 @pytest.mark.skipif(not ON_GPU, reason="needs a GPU with CuPy (timings)")
 def test_timed_experiment_on_a_gpu() -> None:
-    result = run_seed_experiment_cuda(k.NAIVE, k.TILED, size=256, iters=5, tile=16, trials=2,
+    result = run_writeup_experiment_cuda(k.NAIVE, k.TILED, size=256, iters=5, tile=16, trials=2,
                                       numpy_runs=1)
     names = [r.name for r in result.rows]
     assert names[:2] == [NAIVE, tiled_name(16)] and names[-1] == NUMPY
     for r in result.rows:
         assert r.max_abs_diff == 0 and r.avg_ms > 0, r
     assert result.max_abs_diff_tiled_vs_naive == 0 and result.tiled_over_naive > 0
-    full = check_seed_correctness_cuda(k.NAIVE, k.TILED)
+    full = check_writeup_correctness_cuda(k.NAIVE, k.TILED)
     assert full.size == 1024 and all(r.max_abs_diff == 0 for r in full.rows)
 
 

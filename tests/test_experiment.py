@@ -1,4 +1,4 @@
-"""Tests for course.experiment: the seed's inputs, the correctness run, the table and the chart.
+"""Tests for course.experiment: the write-up's inputs, the correctness run, the table and the chart.
 
 The correctness path runs on the simulator (small sizes); the timed path needs a GPU and is
 checked here only for refusing to run without one, plus one GPU-marked test.
@@ -27,17 +27,17 @@ from course.experiment import (  # noqa: E402
     CUBLAS,
     NAIVE,
     NUMPY,
-    SEED_RESULTS,
+    WRITEUP_RESULTS,
     ExperimentResult,
     Row,
-    check_seed_correctness,
+    check_writeup_correctness,
     exact_product,
     format_table,
     plot_experiment,
-    run_seed_experiment,
-    seed_inputs,
+    run_writeup_experiment,
     smoke_test,
     tiled_name,
+    writeup_inputs,
 )
 
 ON_GPU = backend.detect().kind == "gpu"
@@ -49,11 +49,11 @@ def _close_figures():
     plt.close("all")
 
 
-# ------------------------------------------------------------------------------ seed inputs
+# ----------------------------------------------------------------------------- write-up inputs
 
 
-def test_seed_inputs_follow_the_flat_index_patterns():
-    A, B = seed_inputs(3, 5, 7)
+def test_writeup_inputs_follow_the_flat_index_patterns():
+    A, B = writeup_inputs(3, 5, 7)
     assert A.shape == (3, 7) and B.shape == (7, 5)
     assert A.dtype == np.float32 and B.dtype == np.float32
     assert A.flags.c_contiguous and B.flags.c_contiguous
@@ -65,27 +65,27 @@ def test_seed_inputs_follow_the_flat_index_patterns():
     assert A[0, 0] == -6 and B[0, 0] == -3
 
 
-def test_seed_inputs_stay_within_the_seed_ranges():
-    A, B = seed_inputs(40, 30, 50)
+def test_writeup_inputs_stay_within_the_writeup_ranges():
+    A, B = writeup_inputs(40, 30, 50)
     assert A.min() == -6 and A.max() == 6
     assert B.min() == -3 and B.max() == 3
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "8"])
-def test_seed_inputs_rejects_bad_sizes(bad):
+def test_writeup_inputs_rejects_bad_sizes(bad):
     with pytest.raises(ValueError, match="K"):
-        seed_inputs(4, 4, bad)
+        writeup_inputs(4, 4, bad)
 
 
 def test_exact_product_matches_integer_arithmetic():
-    A, B = seed_inputs(17, 9, 23)
+    A, B = writeup_inputs(17, 9, 23)
     ref = exact_product(A, B)
     np.testing.assert_array_equal(ref, A.astype(np.int64) @ B.astype(np.int64))
 
 
-def test_float32_sums_of_seed_inputs_are_exact_in_any_order():
+def test_float32_sums_of_writeup_inputs_are_exact_in_any_order():
     """The reason max|diff| is 0: partial sums are small integers, exact in float32."""
-    A, B = seed_inputs(8, 8, 1024)
+    A, B = writeup_inputs(8, 8, 1024)
     ref = exact_product(A, B)
     rng = np.random.default_rng(0)
     for _ in range(3):
@@ -96,11 +96,11 @@ def test_float32_sums_of_seed_inputs_are_exact_in_any_order():
         np.testing.assert_array_equal(acc, ref)
 
 
-# ------------------------------------------------------------------------------ seed numbers
+# ----------------------------------------------------------------------------- write-up numbers
 
 
-def test_seed_numbers_are_consistent():
-    s = SEED_RESULTS
+def test_writeup_numbers_are_consistent():
+    s = WRITEUP_RESULTS
     assert (s.size, s.iters, s.tile, s.naive_block) == (1024, 50, 32, 16)
     assert s.tiled_ms / s.naive_ms == pytest.approx(s.tiled_over_naive, abs=1e-4)
     assert s.flops == pytest.approx(2.147e9, rel=1e-3)
@@ -113,7 +113,7 @@ def test_seed_numbers_are_consistent():
 
 
 def test_correctness_run_gives_exact_results():
-    result = check_seed_correctness(gemm_naive, make_gemm_tiled, size=20, tile=8)
+    result = check_writeup_correctness(gemm_naive, make_gemm_tiled, size=20, tile=8)
     assert [r.name for r in result.rows] == [NAIVE, tiled_name(8), NUMPY]
     assert all(r.max_abs_diff == 0 for r in result.rows)
     assert result.max_abs_diff_tiled_vs_naive == 0
@@ -122,7 +122,7 @@ def test_correctness_run_gives_exact_results():
 
 def test_correctness_run_can_fail():
     """A tiled kernel that drops the last partial step along K is caught (K = 20, tile 8)."""
-    result = check_seed_correctness(gemm_naive, make_gemm_tiled_floor, size=20, tile=8)
+    result = check_writeup_correctness(gemm_naive, make_gemm_tiled_floor, size=20, tile=8)
     assert result.row(NAIVE).max_abs_diff == 0
     assert result.row(tiled_name(8)).max_abs_diff > 0
     assert result.max_abs_diff_tiled_vs_naive > 0
@@ -130,13 +130,13 @@ def test_correctness_run_can_fail():
 
 def test_correctness_run_rejects_a_tile_outside_the_contract():
     with pytest.raises(ValueError, match="tile"):
-        check_seed_correctness(gemm_naive, make_gemm_tiled, size=8, tile=5)
+        check_writeup_correctness(gemm_naive, make_gemm_tiled, size=8, tile=5)
 
 
 @pytest.mark.skipif(ON_GPU, reason="checks the simulator's refusal to time")
 def test_timing_refuses_to_run_without_a_gpu():
     with pytest.raises(backend.NoGPUError, match="needs a real CUDA GPU"):
-        run_seed_experiment(gemm_naive, make_gemm_tiled, size=16, iters=2, tile=8)
+        run_writeup_experiment(gemm_naive, make_gemm_tiled, size=16, iters=2, tile=8)
 
 
 # ------------------------------------------------------------------------------ table, chart
@@ -154,7 +154,7 @@ def fake_timed_result(with_cublas: bool = True) -> ExperimentResult:
                             () if with_cublas else ("cuBLAS row skipped: no CuPy",))
 
 
-def test_format_table_puts_the_seed_beside_the_kernels():
+def test_format_table_puts_the_writeup_beside_the_kernels():
     text = format_table(fake_timed_result())
     lines = text.splitlines()
     assert "1024×1024×1024" in lines[0] and "Test GPU" in lines[0]
@@ -172,12 +172,12 @@ def test_format_table_puts_the_seed_beside_the_kernels():
 
 
 def test_format_table_of_a_correctness_run_shows_no_timings():
-    result = check_seed_correctness(gemm_naive, make_gemm_tiled, size=8, tile=4)
+    result = check_writeup_correctness(gemm_naive, make_gemm_tiled, size=8, tile=4)
     text = format_table(result)
     assert "correctness only" in text
     assert "—" in text and "(write-up:" in text
     assert "the write-up ran at 1024³" in text
-    # tile 4 is not the seed's tile: no seed numbers on the tiled row
+    # tile 4 is not the write-up's tile: no write-up numbers on the tiled row
     tiled_line = next(ln for ln in text.splitlines() if ln.startswith(tiled_name(4)))
     assert "2.5054" not in tiled_line
 
@@ -186,19 +186,19 @@ def test_format_table_lists_notes():
     assert "cuBLAS row skipped: no CuPy" in format_table(fake_timed_result(with_cublas=False))
 
 
-def test_plot_draws_one_bar_per_timed_row_plus_the_seed():
+def test_plot_draws_one_bar_per_timed_row_plus_the_writeup():
     ax = plot_experiment(fake_timed_result())
     bars = ax.patches
     assert len(bars) == 4 + 2
     widths = sorted(b.get_width() for b in bars)
     assert widths[0] == pytest.approx(99.9)
-    assert any(math.isclose(w, SEED_RESULTS.naive_gflops) for w in widths)
+    assert any(math.isclose(w, WRITEUP_RESULTS.naive_gflops) for w in widths)
     assert ax.get_xscale() == "log"
     assert sum(1 for b in bars if b.get_hatch()) == 2
 
 
 def test_plot_refuses_an_untimed_result():
-    result = check_seed_correctness(gemm_naive, make_gemm_tiled, size=4, tile=4)
+    result = check_writeup_correctness(gemm_naive, make_gemm_tiled, size=4, tile=4)
     with pytest.raises(ValueError, match="timed"):
         plot_experiment(result)
 
@@ -209,7 +209,7 @@ def test_plot_refuses_an_untimed_result():
 @pytest.mark.gpu
 @pytest.mark.skipif(not ON_GPU, reason="needs a real CUDA GPU (timings)")
 def test_timed_run_on_a_gpu():
-    result = run_seed_experiment(gemm_naive, make_gemm_tiled, size=256, iters=5, tile=16,
+    result = run_writeup_experiment(gemm_naive, make_gemm_tiled, size=256, iters=5, tile=16,
                                  trials=2, numpy_runs=1)
     names = [r.name for r in result.rows]
     assert names[:2] == [NAIVE, tiled_name(16)] and names[-1] == NUMPY

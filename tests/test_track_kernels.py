@@ -75,7 +75,7 @@ def test_cuda_c_is_used_when_the_numba_notebooks_are_unwritten(tmp_path: Path) -
     assert "__syncthreads()" in mine.tiled and "gemm_naive" in mine.naive
     if not ON_GPU:
         assert not mine.can_time and "need a GPU with CuPy" in mine.why_not_timed()
-        result = mine.check_seed_correctness(size=40)
+        result = mine.check_writeup_correctness(size=40)
         assert result.tile == 32 and result.max_abs_diff_tiled_vs_naive == 0
         assert all(r.max_abs_diff == 0 for r in result.rows)
 

@@ -5,12 +5,12 @@ The same experiment as :mod:`course.experiment` (same inputs, ``A[i] = (i % 13) 
 ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` strings, compiled with NVRTC and launched through
 CuPy's ``RawKernel`` with the course contract's shapes (:mod:`course.cudac.launch`).
 
-* :func:`check_seed_correctness_cuda` runs both kernels once on the write-up's inputs and
+* :func:`check_writeup_correctness_cuda` runs both kernels once on the write-up's inputs and
   compares each result with the exact product: on a GPU at 1024³ with TILE 32, as the
   write-up did; without one on the course's CPU runner at 100³ with TILE 32 (100 is not a
   multiple of 32, so the tiles' edges and a last, partial step along K are exercised), where
   an index out of range or a missing barrier is reported with its line instead of a number.
-* :func:`run_seed_experiment_cuda` times them as the write-up did (50 back-to-back launches
+* :func:`run_writeup_experiment_cuda` times them as the write-up did (50 back-to-back launches
   between two CUDA events, divided by 50), beside cuBLAS (CuPy's ``matmul``, TF32 off) and
   NumPy on the CPU, through the course's one timing helper
   (:func:`course.timing.time_launches`) with CuPy's events. Every timed batch is verified:
@@ -45,8 +45,8 @@ from course.experiment import (
     exact_product,
     max_abs_diff,
     numpy_row,
-    seed_inputs,
     tiled_name,
+    writeup_inputs,
 )
 from course.timing import Clock, Timing, time_launches
 from course.verify import UnverifiedTimingError, exact_array_check
@@ -54,8 +54,8 @@ from course.verify import UnverifiedTimingError, exact_array_check
 __all__ = [
     "CPU_SIZE",
     "GPU_ONLY",
-    "check_seed_correctness_cuda",
-    "run_seed_experiment_cuda",
+    "check_writeup_correctness_cuda",
+    "run_writeup_experiment_cuda",
     "smoke_test_cuda",
     "time_gemm_cuda",
     "timed_rows",
@@ -138,7 +138,7 @@ def smoke_test_cuda(naive_source: Any, tiled_source: Any, tile: int = 4) -> None
                                      "product 2 · 3: pass that notebook's tests first")
 
 
-def check_seed_correctness_cuda(naive_source: Any, tiled_source: Any, size: int | None = None,
+def check_writeup_correctness_cuda(naive_source: Any, tiled_source: Any, size: int | None = None,
                                 tile: int = 32) -> ExperimentResult:
     """Run both kernels (and NumPy) once on the write-up's inputs at ``size``³; time nothing.
 
@@ -149,7 +149,7 @@ def check_seed_correctness_cuda(naive_source: Any, tiled_source: Any, size: int 
     size = _positive("size", size if size is not None else
                      (1024 if gpu.available() else CPU_SIZE))
     gk_naive, gk_tiled = naive(naive_source), tiled(tiled_source, tile)
-    A, B = seed_inputs(size, size, size)
+    A, B = writeup_inputs(size, size, size)
     ref = exact_product(A, B)
     C_naive, C_tiled = run_once(gk_naive, A, B), run_once(gk_tiled, A, B)
     where = "GPU" if gpu.available() else "CPU runner"
@@ -207,7 +207,7 @@ def _inputs_unchanged(cp: Any, dA: Any, dB: Any, A: np.ndarray, B: np.ndarray) -
                                         "input: a kernel must only read A and B")
 
 
-def run_seed_experiment_cuda(naive_source: Any, tiled_source: Any, size: int = 1024,
+def run_writeup_experiment_cuda(naive_source: Any, tiled_source: Any, size: int = 1024,
                              iters: int = 50, tile: int = 32, *, trials: int = 5,
                              numpy_runs: int = 3, cublas: bool = True) -> ExperimentResult:
     """Time naive, tiled, cuBLAS and NumPy at ``size``³ on the write-up's inputs (GPU only).
@@ -225,7 +225,7 @@ def run_seed_experiment_cuda(naive_source: Any, tiled_source: Any, size: int = 1
     os.environ["CUPY_TF32"] = "0"
     cp = gpu.cupy_module()
     gk_naive, gk_tiled = naive(naive_source), tiled(tiled_source, tile)
-    A, B = seed_inputs(size, size, size)
+    A, B = writeup_inputs(size, size, size)
     ref = exact_product(A, B)
     expected = cp.asarray(ref.astype(np.float32))  # exact: integer sums far below 2^24
     dA, dB = cp.asarray(A), cp.asarray(B)
@@ -265,7 +265,7 @@ def time_gemm_cuda(gk: CudaGemm, size: int, repeats: int = 10) -> Timing:
         raise NoGPUError("Timing a CUDA C kernel needs a GPU with CuPy")
     size, repeats = _positive("size", size), _positive("repeats", repeats)
     cp = gpu.cupy_module()
-    A, B = seed_inputs(size, size, size)
+    A, B = writeup_inputs(size, size, size)
     expected = cp.asarray(exact_product(A, B).astype(np.float32))
     dA, dB = cp.asarray(A), cp.asarray(B)
     dC = cp.empty((size, size), cp.float32)
