@@ -12,7 +12,7 @@ correctness checks run side by side while speedup timings queue for the GPU one 
 (:mod:`course.gpulock`).
 
 **slurm** — the class is cut into shards of ``per_task`` students; each array task copies the
-course (source, config, a snapshot of the gradebook, its students' submissions) into
+course (config, source, release, a snapshot of the gradebook, its students' submissions) into
 ``slurm-grading/shards/<i>/course``, grades it there with the local engine, and marks the shard
 done. The launcher then merges each finished shard into the course gradebook through nbgrader's
 :class:`~nbgrader.api.Gradebook` API (SQLite is not safe for writers on many machines, so no
@@ -358,22 +358,45 @@ def _ranges(indices: list[int]) -> str:
     return ",".join(map(str, indices)) if len(indices) < 8 else f"{len(indices)} shards"
 
 
+#: What ``nbgrader autograde`` reads from the course directory, so what a shard's copy holds
+#: (besides the gradebook snapshot and the shard's submissions). The release is among them:
+#: :class:`autograder.restore.RestoreCells` puts deleted test cells back from it, and without
+#: it a shard would grade such a student differently from the local engine.
+COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}")
+
+
+def prepare_shard(run: Path, index: int) -> tuple[Path, list[str]]:
+    """Build shard ``index``'s course copy afresh; return it and the shard's students."""
+    plan = json.loads((run / "plan.json").read_text())
+    root = Path(plan["root"])
+    students = plan["shards"][index]
+    missing = [name for name in COURSE_FILES if not (root / name).exists()]
+    if missing:
+        raise GradingError(f"{root} has no {', '.join(missing)}: autograde needs them (build "
+                           "the release with `python -m autograder.harness release` first)")
+    shard = run / "shards" / str(index)
+    shutil.rmtree(shard, ignore_errors=True)  # a retried shard starts clean
+    course = shard / "course"
+    course.mkdir(parents=True)
+    for name in COURSE_FILES:
+        if (root / name).is_dir():
+            shutil.copytree(root / name, course / name)
+        else:
+            shutil.copy2(root / name, course / name)
+    shutil.copy2(run / "base.db", course / "gradebook.db")
+    for student in students:
+        shutil.copytree(root / "submitted" / student, course / "submitted" / student)
+    return course, students
+
+
 def run_shard(run: Path, index: int) -> int:
     """Array task side: grade shard ``index`` of the plan in ``run`` in its own course copy."""
     from autograder.harness import workers
 
     plan = json.loads((run / "plan.json").read_text())
     root = Path(plan["root"])
-    students = plan["shards"][index]
-    shard = run / "shards" / str(index)
-    shutil.rmtree(shard, ignore_errors=True)  # a retried shard starts clean
-    course = shard / "course"
-    course.mkdir(parents=True)
-    shutil.copytree(root / "source", course / "source")
-    shutil.copy2(root / "nbgrader_config.py", course / "nbgrader_config.py")
-    shutil.copy2(run / "base.db", course / "gradebook.db")
-    for student in students:
-        shutil.copytree(root / "submitted" / student, course / "submitted" / student)
+    course, students = prepare_shard(run, index)
+    shard = course.parent
     # Student code must not see the instructor's course directory either, only its copy.
     hide = [p for p in os.environ.get("COURSE_SANDBOX_HIDE", "").split(os.pathsep) if p]
     os.environ["COURSE_SANDBOX_HIDE"] = os.pathsep.join([*hide, str(root), str(run)])

@@ -21,7 +21,9 @@ cell among the graded cells only, and raises ``KeyError`` when that neighbour is
    them in the release.
 
 What was done is written into the notebook's metadata (:data:`RESTORED_KEY`); the trusted
-re-check copies it into its summary and the grade table says so.
+re-check copies it into its summary and the grade table says so. A course directory without the
+release notebook is an error, not a notebook graded as it is: that would leave a deleted test
+cell to the grader instead of scoring it, a different grade for the same submission.
 """
 
 from __future__ import annotations
@@ -168,9 +170,12 @@ class RestoreCells(NbGraderPreprocessor):
         root = Path(self.course_root or ".")
         path = root / "release" / info.get("assignment", "") / f"{info.get('notebook', '')}.ipynb"
         if not path.exists():
-            self.log.warning("RestoreCells: no release notebook at %s; cells left as they are",
-                             path)
-            return nb, resources
+            # Grading on without it would score deleted test cells differently (left to the
+            # grader instead of scored): a grade must not depend on where it was graded.
+            raise FileNotFoundError(
+                f"RestoreCells: no release notebook at {path}; build the release "
+                "(`python -m autograder.harness release`) in the course directory that is "
+                "graded, or a deleted test cell cannot be put back")
         release = json.loads(path.read_text(encoding="utf-8"))
         raw = json.loads(json.dumps(nb))  # plain dicts, edited in place
         done = restore(raw, release)

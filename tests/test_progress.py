@@ -140,3 +140,56 @@ def test_merge_takes_autograder_results_and_keeps_hand_grades(tmp_path: Path) ->
         assert gb.find_submission(ASSIGNMENT, "ada").score == 3.5
         assert gb.find_submission(ASSIGNMENT, "ben").score == 0.0  # ben came with the shard
         assert sorted(s.id for s in gb.students) == ["ada", "ben"]
+
+
+def _restored(course: Path, nb: dict) -> dict:
+    """What RestoreCells, configured for ``course`` as autograde there is, did to ``nb``."""
+    from nbformat import from_dict
+
+    from autograder.restore import RESTORED_KEY, RestoreCells
+
+    resources = {"nbgrader": {"assignment": ASSIGNMENT, "notebook": "01_arithmetic_intensity"}}
+    out, _ = RestoreCells(course_root=str(course)).preprocess(from_dict(nb), resources)
+    return dict(out.metadata[RESTORED_KEY])
+
+
+def test_a_shard_copy_puts_a_deleted_test_cell_back_as_the_course_does(tmp_path: Path) -> None:
+    """A Slurm shard grades in its own course copy; a student who deleted a test cell must get
+    it back there as in the course (else the cell is left to the grader, not scored)."""
+    import json
+    import shutil
+
+    from autograder import samples
+
+    root = Path(__file__).resolve().parents[1]
+    course = tmp_path / "course"
+    course.mkdir()
+    for name in engines.COURSE_FILES:
+        if (root / name).is_dir():
+            shutil.copytree(root / name, course / name)
+        else:
+            shutil.copy2(root / name, course / name)
+    eli = samples.build_notebook(root, "01_arithmetic_intensity",
+                                 samples.sample_students()["eli_deletes_tests"])
+    folder = course / "submitted" / "eli" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / "01_arithmetic_intensity.ipynb").write_text(json.dumps(eli))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "base.db").write_bytes(b"")
+    (run / "plan.json").write_text(json.dumps({"root": str(course), "shards": [["eli"]]}))
+
+    shard, students = engines.prepare_shard(run, 0)
+    assert students == ["eli"]
+    assert (shard / "submitted" / "eli" / ASSIGNMENT / "01_arithmetic_intensity.ipynb").exists()
+    added = {"metadata_restored": [], "cells_added": ["ai_gemm_tiled_model"]}
+    assert _restored(course, eli) == added
+    assert _restored(shard, eli) == added
+
+    # Without the release: refused with the reason, never graded as it is.
+    shutil.rmtree(shard / "release")
+    with pytest.raises(FileNotFoundError, match="no release notebook"):
+        _restored(shard, eli)
+    shutil.rmtree(course / "release")
+    with pytest.raises(engines.GradingError, match=f"no release/{ASSIGNMENT}"):
+        engines.prepare_shard(run, 0)
