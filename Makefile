@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo release grade table test test-fast lint figures gpu-check clean
+.PHONY: install system-deps colab-venv demo demo-full release grade table test test-class test-fast lint figures gpu-check clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -38,9 +38,14 @@ system-deps:
 ## The sample class's slowest honest cell takes well under a minute even on 2 busy cores, so the
 ## demo waits 60 s for a cell (real grading: 600) and then 20 s for the rest of that notebook:
 ## fay_hangs costs about two and a half minutes instead of half an hour.
+## demo: the core sample class (one or two students of every kind); demo-full: all of them.
 demo: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
-		$(BIN)/python -m autograder.harness demo
+		$(BIN)/python -m autograder.harness demo --class core
+
+demo-full: install
+	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
+		$(BIN)/python -m autograder.harness demo --class full
 
 release: install
 	$(BIN)/python -m autograder.harness release
@@ -57,6 +62,11 @@ test: install colab-venv
 	@# --dist loadfile: every test of a file on one worker, so the module-scoped sample class
 	@# is graded once per run, not once per worker.
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+
+## The sample-class tests on the full class (every sample student; about 17 minutes on 2 cores;
+## `make test` grades the core class).
+test-class: install
+	COURSE_SAMPLE_CLASS=full $(BIN)/python -m pytest tests/test_sample_class.py -rs --durations=5
 
 ## Everything but the slow end-to-end tests (notebooks, sample class, browser).
 test-fast: install

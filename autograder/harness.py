@@ -338,6 +338,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
                         "students; grade: students in submitted/); default: everyone")
+    parser.add_argument("--class", dest="sample_class", choices=samples.CLASSES,
+                        default=os.environ.get("COURSE_SAMPLE_CLASS", "core"),
+                        help="demo: the core sample class (one or two students of every kind, "
+                        "under 10 minutes on 2 cores) or the full one (every sample student, "
+                        "about 17 minutes); default: COURSE_SAMPLE_CLASS, else core")
     parser.add_argument("--engine", choices=["local", "slurm"],
                         default=os.environ.get("COURSE_GRADING_ENGINE", "local"),
                         help="where to autograde: this machine, or a Slurm job array "
@@ -366,8 +371,15 @@ def main(argv: list[str] | None = None) -> int:
                   "course package from the placeholder URL (see above).", file=sys.stderr)
     only = args.students.split(",") if args.students else None
     if args.command == "demo":
+        if only is None:
+            only = samples.class_members(args.sample_class)
         students = stage_samples(root, only)
-        print(f"staged {len(students)} sample submissions in submitted/", flush=True)
+        total = len(samples.class_members("full"))
+        which = ("the full sample class" if len(students) == total else
+                 f"the {args.sample_class} sample class, {len(students)} of {total} students; "
+                 "`make demo-full` grades everyone" if args.students is None else
+                 f"{len(students)} of {total} sample students")
+        print(f"staged {len(students)} sample submissions in submitted/ ({which})", flush=True)
     error = None
     if args.command in ("demo", "grade"):
         engine = engines.make_engine(args.engine, workers=args.workers or workers(),

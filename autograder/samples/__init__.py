@@ -16,7 +16,12 @@ the samples follow the notebooks when they change:
 ``TAMPERS``    True for a student who tampers with the checks in their own kernel, so that the
                notebook's verdicts are expected to differ from the grader's;
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
-``EXPECTED_GPU`` the same on a GPU machine, where it differs.
+``EXPECTED_GPU`` the same on a GPU machine, where it differs;
+``CORE``       True for the students of the *core class*: one or two of every kind (a full
+               correct submission, a wrong kernel per track, a style the grader must not zero,
+               deleted tests, lost metadata, a hang, a dead kernel, a tamperer, every hostile
+               one). ``make demo`` and CI grade the core class (under 10 minutes on 2 cores);
+               ``make demo-full`` and ``make test-class`` grade everyone (about 17 minutes).
 """
 
 from __future__ import annotations
@@ -45,6 +50,19 @@ def sample_students() -> dict[str, ModuleType]:
     pkg = importlib.import_module(f"{__name__}.students")
     return {m.name: importlib.import_module(f"{pkg.__name__}.{m.name}")
             for m in pkgutil.iter_modules(pkg.__path__)}
+
+
+#: the two sample classes: ``core`` (the students with ``CORE = True``) and ``full`` (all).
+CLASSES = ("core", "full")
+
+
+def class_members(which: str = "full") -> list[str]:
+    """The ids of the ``core`` or ``full`` sample class, sorted."""
+    if which not in CLASSES:
+        raise ValueError(f"the sample class is 'core' or 'full', not {which!r}")
+    everyone = sample_students()
+    return sorted(sid for sid, spec in everyone.items()
+                  if which == "full" or getattr(spec, "CORE", False))
 
 
 def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
