@@ -13,7 +13,8 @@ JupyterLab it opens the formgrader (``nbgrader:open-formgrader``), goes Manual G
 → 06_tile_sweep → Submission #1, gives the written answer 2 points and a comment, and checks
 that the gradebook, ``harness table`` (what ``make table`` runs) and ``grades.csv`` have them.
 
-How to drive JupyterLab here (flags, waits, pitfalls) follows ../shared/browser-notes.md.
+How to drive JupyterLab here (flags, waits, pitfalls) follows what was found driving a real
+JupyterLab in Chromium on these machines.
 Installs what it needs: Chromium through apt-get when run as root, else the test is skipped
 with the reason. Never `playwright install` (nothing can be downloaded that way here).
 """
