@@ -365,9 +365,9 @@ def _ranges(indices: list[int]) -> str:
 COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}")
 
 
-def prepare_shard(run: Path, index: int) -> tuple[Path, list[str]]:
-    """Build shard ``index``'s course copy afresh; return it and the shard's students."""
-    plan = json.loads((run / "plan.json").read_text())
+def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
+    """Build shard ``index`` of ``plan`` (``run``'s plan.json) in a fresh course copy; return
+    the copy and the shard's students."""
     root = Path(plan["root"])
     students = plan["shards"][index]
     missing = [name for name in COURSE_FILES if not (root / name).exists()]
@@ -395,7 +395,7 @@ def run_shard(run: Path, index: int) -> int:
 
     plan = json.loads((run / "plan.json").read_text())
     root = Path(plan["root"])
-    course, students = prepare_shard(run, index)
+    course, students = prepare_shard(run, plan, index)
     shard = course.parent
     # Student code must not see the instructor's course directory either, only its copy.
     hide = [p for p in os.environ.get("COURSE_SANDBOX_HIDE", "").split(os.pathsep) if p]

@@ -371,15 +371,11 @@ def main(argv: list[str] | None = None) -> int:
                   "course package from the placeholder URL (see above).", file=sys.stderr)
     only = args.students.split(",") if args.students else None
     if args.command == "demo":
-        if only is None:
-            only = samples.class_members(args.sample_class)
-        students = stage_samples(root, only)
-        total = len(samples.class_members("full"))
-        which = ("the full sample class" if len(students) == total else
-                 f"the {args.sample_class} sample class, {len(students)} of {total} students; "
-                 "`make demo-full` grades everyone" if args.students is None else
-                 f"{len(students)} of {total} sample students")
-        print(f"staged {len(students)} sample submissions in submitted/ ({which})", flush=True)
+        which = "the students asked for" if only else f"the {args.sample_class} sample class"
+        students = stage_samples(root, only or samples.class_members(args.sample_class))
+        print(f"staged {len(students)} of {len(samples.class_members('full'))} sample "
+              f"submissions in submitted/ ({which}; `make demo-full` grades everyone)",
+              flush=True)
     error = None
     if args.command in ("demo", "grade"):
         engine = engines.make_engine(args.engine, workers=args.workers or workers(),

@@ -177,9 +177,9 @@ def test_a_shard_copy_puts_a_deleted_test_cell_back_as_the_course_does(tmp_path:
     run = tmp_path / "run"
     run.mkdir()
     (run / "base.db").write_bytes(b"")
-    (run / "plan.json").write_text(json.dumps({"root": str(course), "shards": [["eli"]]}))
+    plan = {"root": str(course), "shards": [["eli"]]}
 
-    shard, students = engines.prepare_shard(run, 0)
+    shard, students = engines.prepare_shard(run, plan, 0)
     assert students == ["eli"]
     assert (shard / "submitted" / "eli" / ASSIGNMENT / "01_arithmetic_intensity.ipynb").exists()
     added = {"metadata_restored": [], "cells_added": ["ai_gemm_tiled_model"]}
@@ -192,4 +192,4 @@ def test_a_shard_copy_puts_a_deleted_test_cell_back_as_the_course_does(tmp_path:
         _restored(shard, eli)
     shutil.rmtree(course / "release")
     with pytest.raises(engines.GradingError, match=f"no release/{ASSIGNMENT}"):
-        engines.prepare_shard(run, 0)
+        engines.prepare_shard(run, plan, 0)

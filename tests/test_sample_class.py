@@ -4,8 +4,8 @@ Runs `python -m autograder.harness demo` on a copy of the course directory, with
 repository itself hidden from student code too, and checks every sample student's score,
 the feedback and the table's notes.
 
-Which class: the core class (``CORE = True`` in autograder/samples/students, one or two of
-every kind; what CI grades, about 8 minutes on 2 cores) unless ``COURSE_SAMPLE_CLASS=full``
+Which class: the core class (``samples.CORE_CLASS``, one or two students of every kind; what
+CI grades, about 6 minutes on 2 cores) unless ``COURSE_SAMPLE_CLASS=full``
 (``make test-class``: all sample students, about 17 minutes). A test about a student outside
 the graded class is skipped, and says so.
 """
@@ -126,21 +126,20 @@ def test_every_sample_student_scores_as_expected(graded: tuple[Path, dict, str])
 
 
 def test_the_core_class_has_every_kind_of_student() -> None:
-    """The core class keeps one of every kind the full class has (what CI and `make demo`
-    grade must still cover every grading path), and is the smaller class."""
-    core = set(samples.class_members("core"))
-    kinds = {"a full correct submission": "ada_correct",
-             "a wrong Numba kernel": "kim_fake_kernel",
-             "a wrong CUDA C kernel (the CUDA C track)": "fin_cuda_missing_barrier",
-             "a correct answer in another style": "ana_isinstance",
-             "deleted test cells": "eli_deletes_tests", "lost metadata": "tia_lost_metadata",
-             "a hang": "fay_hangs", "a dying kernel": "gus_kernel_dies",
-             "a tamperer": "lou_monkeypatch", "feedback that teaches": "nia_one_thread_per_element",
-             "reading instructor files": "max_reads_instructor_files", **{
-                 f"hostile: {h}": h for h in HOSTILE}}
-    missing = {k: s for k, s in kinds.items() if s not in core}
-    assert not missing, missing
-    assert len(core) < len(samples.class_members("full"))
+    """Each kind the core class names is what that student's spec does (what CI and
+    `make demo` grade must still cover every grading path), and it is the smaller class."""
+    specs = samples.sample_students()
+    kind = {k: specs[sid] for k, sid in samples.CORE_CLASS.items()}  # KeyError: no such student
+    assert kind["a full correct submission"].NOTEBOOKS == "all"
+    assert kind["a full correct submission"].BASE == "solutions"
+    assert "03c_tiled_gemm_cuda" in kind["a wrong CUDA C kernel (the CUDA C track)"].NOTEBOOKS
+    assert getattr(kind["deleted test cells"], "DELETE", None)
+    assert getattr(kind["lost nbgrader metadata"], "STRIP_METADATA", None)
+    assert getattr(kind["checks tampered with in the student's kernel"], "TAMPERS", False)
+    assert set(HOSTILE) <= set(samples.CORE_CLASS.values())
+    assert sum(getattr(s, "TAMPERS", False) for s in kind.values()) == 1  # only the tamperer
+    core = samples.class_members("core")
+    assert len(core) == len(samples.CORE_CLASS) < len(samples.class_members("full"))
 
 
 def test_the_notebooks_verdicts_are_the_graders(graded) -> None:

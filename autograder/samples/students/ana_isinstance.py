@@ -44,6 +44,3 @@ ANSWERS = {
     },
 }
 EXPECTED = {"01_arithmetic_intensity": 11}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

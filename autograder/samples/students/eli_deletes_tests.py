@@ -21,6 +21,3 @@ ANSWERS = {
 }
 DELETE = {"01_arithmetic_intensity": ["ai_gemm_tiled_model"]}
 EXPECTED = {"01_arithmetic_intensity": 8}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

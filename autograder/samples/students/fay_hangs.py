@@ -19,6 +19,3 @@ ANSWERS = {
 }
 APPEND = {"01_arithmetic_intensity": ["import time\ntime.sleep(3600)  # 'waiting for the GPU'\n"]}
 EXPECTED = {"01_arithmetic_intensity": 10}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

@@ -32,6 +32,3 @@ EXPECTED = {"02_naive_gemm": 0}
 # Lou patches the checker inside his own kernel, so his notebook shows ✓ where the grader
 # records ✗: the grade table flags the difference.
 TAMPERS = True
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

@@ -21,6 +21,3 @@ for pattern in patterns:
 print("secret files read:", stolen)
 ''']}
 EXPECTED = {"01_arithmetic_intensity": 11}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

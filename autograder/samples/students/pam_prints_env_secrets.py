@@ -16,6 +16,3 @@ for path in glob.glob("/proc/*/environ"):
         print(path, exc)
 ''']}
 EXPECTED = {"01_arithmetic_intensity": 11}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

@@ -15,6 +15,3 @@ subprocess.run(["sh", "-c", "i=0; while [ $i -lt 5000 ]; do sleep 300 & i=$((i+1
 print("processes now:", len([p for p in os.listdir("/proc") if p.isdigit()]))
 ''']}
 EXPECTED = {"01_arithmetic_intensity": 11}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True

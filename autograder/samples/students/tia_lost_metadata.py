@@ -11,6 +11,3 @@ NOTEBOOKS = ["01_arithmetic_intensity", "02_naive_gemm", "06_tile_sweep"]
 BASE = "solutions"
 STRIP_METADATA = "all"
 EXPECTED = {"01_arithmetic_intensity": 11, "02_naive_gemm": 6, "06_tile_sweep": 5}
-
-#: in the core class (make demo, CI): see autograder/samples/__init__.py.
-CORE = True
