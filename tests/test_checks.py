@@ -191,6 +191,22 @@ def test_correct_tiled_passes_tiles_4_and_8(capsys):
     assert report.shapes == SIM_SHAPES and report.max_rel_error < 1e-5
 
 
+def test_tile_32_runs_the_first_shape_only_on_the_simulator(monkeypatch, capsys):
+    # Each tile-32 block is 1,024 Python threads; the smaller tiles cover every shape.
+    calls = []
+    real = checks._check_cases
+
+    def spy(gk, shapes, rng, block, k_step=None):
+        calls.append((block, tuple(shapes)))
+        return real(gk, shapes, rng, block, k_step)
+
+    monkeypatch.setattr(checks, "_check_cases", spy)
+    shapes = ((5, 3, 6), (3, 4, 2))
+    check_tiled_gemm(kft.make_gemm_tiled, tiles=(4, 32), shapes=shapes, seed=0)
+    assert calls == [(4, shapes), (32, shapes[:1])]
+    assert "tile 32 on the first shape only" in capsys.readouterr().out
+
+
 def test_tiled_that_multiplies_from_global_memory_is_still_correct():
     # Correct values: only course.traffic can tell (see test_instrument.py).
     check_tiled_gemm(kft.make_gemm_tiled_global_inner, tiles=(4,), shapes=((5, 3, 6),), seed=0,
