@@ -38,7 +38,7 @@ system-deps:
 ## The sample class's slowest honest cell takes well under a minute even on 2 busy cores, so the
 ## demo waits 60 s for a cell (real grading: 600) and then 20 s for the rest of that notebook:
 ## fay_hangs costs about two and a half minutes instead of half an hour.
-## demo: the core sample class (one or two students of every kind); demo-full: all of them.
+## demo: the core sample class (every kind of student; samples.CORE_CLASS); demo-full: all.
 demo: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
 		$(BIN)/python -m autograder.harness demo --class core
@@ -63,8 +63,8 @@ test: install colab-venv
 	@# is graded once per run, not once per worker.
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
-## The sample-class tests on the full class (every sample student; about 17 minutes on 2 cores;
-## `make test` grades the core class).
+## The sample-class tests on the full class (every sample student; `make test` grades the core
+## class).
 test-class: install
 	COURSE_SAMPLE_CLASS=full $(BIN)/python -m pytest tests/test_sample_class.py -rs --durations=5
 

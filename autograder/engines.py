@@ -6,10 +6,11 @@ they finish (:class:`autograder.progress.StudentResult`). Feedback, export and t
 come after, the same for every engine (:mod:`autograder.harness`). A Kubernetes or Ray engine
 would implement the same :class:`Engine` protocol.
 
-**local** — several ``nbgrader autograde --student`` processes at once (``workers``), a
-student whose grading fails retried alone. On a GPU machine the students' notebooks and
-correctness checks run side by side while speedup timings queue for the GPU one at a time
-(:mod:`course.gpulock`).
+**local** — several grading slots at once (``workers``), each a long-lived ``nbgrader
+autograde`` that grades one student after another (:mod:`autograder.worker`); a student whose
+grading fails is retried alone with the ``nbgrader autograde --student`` command. On a GPU
+machine the students' notebooks and correctness checks run side by side while speedup timings
+queue for the GPU one at a time (:mod:`course.gpulock`).
 
 **slurm** — the class is cut into shards of ``per_task`` students; each array task copies the
 course (config, source, release, a snapshot of the gradebook, its students' submissions) into
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shlex
 import shutil
 import subprocess
@@ -33,12 +35,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
 from autograder.config import ASSIGNMENT
 from autograder.progress import StudentResult
+from autograder.worker import Worker, nbgrader_env
 
 OnDone = Callable[[StudentResult], None]
 SLURM_DIR = "slurm-grading"
@@ -74,7 +76,8 @@ def student_result(root: Path, student: str, seconds: float, ok: bool) -> Studen
 
 
 class LocalEngine:
-    """Several students at once on this machine, each in its own ``nbgrader autograde``."""
+    """Several students at once on this machine: ``workers`` grading slots, each a long-lived
+    ``nbgrader autograde`` (:mod:`autograder.worker`) that grades one student after another."""
 
     name = "local"
 
@@ -84,22 +87,44 @@ class LocalEngine:
         self.workers = workers
 
     def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None:
-        from autograder.harness import LAST_FAILURE, nbgrader, record_grading_failure
+        from autograder.harness import LAST_FAILURE, append_log, nbgrader, record_grading_failure
 
         report_lock = threading.Lock()
+        todo: queue.SimpleQueue[str] = queue.SimpleQueue()
+        for student in students:
+            todo.put(student)
+        ok: dict[str, bool] = {}
 
-        def one(student: str) -> bool:
-            started = time.monotonic()
-            ok = nbgrader("autograde", ASSIGNMENT, "--student", student, "--create", "--force",
-                          root=root, check=False, quiet=True)
-            if ok:
-                with report_lock:
-                    on_done(student_result(root, student, time.monotonic() - started, True))
-            return ok
+        def slot() -> None:
+            grader: Worker | None = None
+            try:
+                while True:
+                    try:
+                        student = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    if grader is None or not grader.alive:  # a dead slot starts afresh
+                        grader = Worker(root, nbgrader_env())
+                    started = time.monotonic()
+                    result = grader.autograde(student)
+                    append_log(root, ("autograde", ASSIGNMENT, "--student", student, "--create",
+                                      "--force"), result["log"])
+                    ok[student] = bool(result["success"])
+                    if ok[student]:
+                        with report_lock:
+                            on_done(student_result(root, student, time.monotonic() - started,
+                                                   True))
+            finally:
+                if grader is not None:
+                    grader.close()
 
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            ok = dict(zip(students, pool.map(one, students), strict=True))
-        failed = [s for s, good in ok.items() if not good]
+        slots = [threading.Thread(target=slot, name=f"grading-slot-{i}")
+                 for i in range(min(self.workers, len(students)))]
+        for thread in slots:
+            thread.start()
+        for thread in slots:
+            thread.join()
+        failed = [s for s in students if not ok.get(s)]
         for student in list(failed):  # a locked gradebook, a crash: once more, alone
             print(f"  retrying {student} alone", flush=True)
             started = time.monotonic()

@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import engines, progress, release, samples, sandbox
+from autograder import engines, progress, release, samples, sandbox, worker
 from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,19 +52,23 @@ def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) ->
     cmd = [sys.executable, "-m", "nbgrader", *args]
     if not quiet:
         print(f"$ nbgrader {' '.join(args)}", flush=True)
-    # nbgrader runs `alembic` (gradebook migrations) from PATH: make it this environment's.
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
-                                                 os.environ.get("PATH", "")]))
-    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
-    log = root / ".nbgrader.log"
-    with _LOG_LOCK, open(log, "a") as fh:
-        fh.write(f"$ {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True,
+                          env=worker.nbgrader_env())
+    log = append_log(root, args, f"{proc.stdout}{proc.stderr}")
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         if check:
             raise SystemExit(f"nbgrader {args[0]} failed (full log: {log}):\n{tail}")
         LAST_FAILURE[args] = tail
     return proc.returncode == 0
+
+
+def append_log(root: Path, args: tuple[str, ...], text: str) -> Path:
+    """Add one nbgrader command's output to the course's ``.nbgrader.log``; return its path."""
+    log = root / ".nbgrader.log"
+    with _LOG_LOCK, open(log, "a") as fh:
+        fh.write(f"$ {' '.join(args)}\n{text}\n")
+    return log
 
 
 #: nbgrader commands that failed with check=False -> the tail of their output.

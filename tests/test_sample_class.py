@@ -4,10 +4,10 @@ Runs `python -m autograder.harness demo` on a copy of the course directory, with
 repository itself hidden from student code too, and checks every sample student's score,
 the feedback and the table's notes.
 
-Which class: the core class (``samples.CORE_CLASS``, one or two students of every kind; what
-CI grades, about 6 minutes on 2 cores) unless ``COURSE_SAMPLE_CLASS=full``
-(``make test-class``: all sample students, about 17 minutes). A test about a student outside
-the graded class is skipped, and says so.
+Which class: the core class (``samples.CORE_CLASS``: every kind of student, all the correct
+answers in other styles, deleted tests in every notebook; what CI grades) unless
+``COURSE_SAMPLE_CLASS=full`` (``make test-class``: all sample students). A test about a
+student outside the graded class is skipped, and says so.
 """
 
 from __future__ import annotations
@@ -126,20 +126,43 @@ def test_every_sample_student_scores_as_expected(graded: tuple[Path, dict, str])
 
 
 def test_the_core_class_has_every_kind_of_student() -> None:
-    """Each kind the core class names is what that student's spec does (what CI and
-    `make demo` grade must still cover every grading path), and it is the smaller class."""
+    """Each kind the core class names is what its students' specs do (what CI and `make demo`
+    grade must still cover every grading path), and it is the smaller class."""
     specs = samples.sample_students()
-    kind = {k: specs[sid] for k, sid in samples.CORE_CLASS.items()}  # KeyError: no such student
-    assert kind["a full correct submission"].NOTEBOOKS == "all"
-    assert kind["a full correct submission"].BASE == "solutions"
-    assert "03c_tiled_gemm_cuda" in kind["a wrong CUDA C kernel (the CUDA C track)"].NOTEBOOKS
-    assert getattr(kind["deleted test cells"], "DELETE", None)
-    assert getattr(kind["lost nbgrader metadata"], "STRIP_METADATA", None)
-    assert getattr(kind["checks tampered with in the student's kernel"], "TAMPERS", False)
-    assert set(HOSTILE) <= set(samples.CORE_CLASS.values())
-    assert sum(getattr(s, "TAMPERS", False) for s in kind.values()) == 1  # only the tamperer
+    kind = {k: [specs[sid] for sid in ids]  # KeyError: no such student
+            for k, ids in samples.CORE_CLASS.items()}
+    (ada,) = kind["a full correct submission"]
+    assert ada.NOTEBOOKS == "all" and ada.BASE == "solutions"
+    assert "03c_tiled_gemm_cuda" in kind["a wrong CUDA C kernel (the CUDA C track)"][0].NOTEBOOKS
+    assert getattr(kind["a wrong answer whose test cell was deleted"][0], "DELETE", None)
+    for spec in kind["deleted and edited test cells in every notebook with tests"]:
+        assert spec.DELETE and spec.EDIT_TESTS and spec.BASE == "solutions"
+    assert getattr(kind["lost nbgrader metadata"][0], "STRIP_METADATA", None)
+    assert getattr(kind["checks tampered with in the student's kernel"][0], "TAMPERS", False)
+    assert set(HOSTILE) <= set(samples.class_members("core"))
+    assert sum(getattr(s, "TAMPERS", False) for ks in kind.values() for s in ks) == 1
     core = samples.class_members("core")
-    assert len(core) == len(samples.CORE_CLASS) < len(samples.class_members("full"))
+    assert len(core) == len(set(core)) < len(samples.class_members("full"))
+
+
+def test_the_core_class_grades_20_correct_answers_in_other_styles() -> None:
+    """Issue 9's class: at least 20 correct-but-different submissions across the exercises,
+    each expected to score exactly what the instructor's solution (ada) scores."""
+    specs = samples.sample_students()
+    ada = specs["ada_correct"]
+    styles = [specs[sid] for sid in samples.CORE_CLASS["correct answers in other styles"]]
+    submissions = [(s.__name__, nb) for s in styles for nb in s.NOTEBOOKS]
+    assert len(submissions) >= 20, submissions
+    assert {nb for _, nb in submissions} >= {
+        "01_arithmetic_intensity", "02_naive_gemm", "03_tiled_gemm", "05_roofline",
+        "06_tile_sweep", "07_bonus_register_tiling"}
+    for spec in styles:
+        assert spec.BASE == "solutions" and spec.ANSWERS, spec.__name__
+        assert set(spec.ANSWERS) == set(spec.NOTEBOOKS), spec.__name__  # a style everywhere
+        for nb in spec.NOTEBOOKS:
+            assert spec.EXPECTED[nb] == ada.EXPECTED[nb], (spec.__name__, nb)
+            gpu = getattr(spec, "EXPECTED_GPU", {}).get(nb, spec.EXPECTED[nb])
+            assert gpu == ada.EXPECTED_GPU.get(nb, ada.EXPECTED[nb]), (spec.__name__, nb)
 
 
 def test_the_notebooks_verdicts_are_the_graders(graded) -> None:
@@ -168,12 +191,25 @@ def test_every_lost_point_has_its_reason_in_the_table(graded) -> None:
 
 
 def test_restored_cells_are_said_in_the_table(graded) -> None:
-    _need("pat_deletes_and_edits_tests")
+    """A deleted or edited test cell in any notebook with tests, on either track, is put
+    back (the scores are checked with everyone's) and the table says so."""
+    deleters = ("pat_deletes_and_edits_tests", "cas_cuda_deletes_and_edits_tests")
+    _need(*deleters)
     _, table, _ = graded
-    pat = " ".join(table["pat_deletes_and_edits_tests"]["notes"])
-    for nb in ("02_naive_gemm", "03_tiled_gemm", "05_roofline", "06_tile_sweep",
-               "07_bonus_register_tiling"):
-        assert f"{nb}: test cell(s) added back" in pat, pat
+    specs = samples.sample_students()
+    covered = set()
+    for sid in deleters:
+        notes = " ".join(table[sid]["notes"])
+        for nb in specs[sid].DELETE:
+            assert f"{nb}: test cell(s) added back" in notes, notes
+        covered |= set(specs[sid].DELETE) & set(specs[sid].EDIT_TESTS)
+    def is_test(cell: dict) -> bool:
+        meta = cell["metadata"].get("nbgrader", {})
+        return cell["cell_type"] == "code" and meta.get("grade") and not meta.get("solution")
+
+    with_tests = {p.stem for p in (ROOT / "source" / "week4").glob("*.ipynb")
+                  if any(is_test(c) for c in json.loads(p.read_text())["cells"])}
+    assert with_tests <= covered, f"no deleted-and-edited tests in {with_tests - covered}"
 
 
 def test_restored_metadata_is_said_in_the_table(graded) -> None:

@@ -52,26 +52,36 @@ def sample_students() -> dict[str, ModuleType]:
 #: the two sample classes: ``core`` (:data:`CORE_CLASS`) and ``full`` (every student).
 CLASSES = ("core", "full")
 
-#: The core class, kind by kind: one or two students of every kind the full class has, so every
-#: grading path still runs where time is short. ``make demo`` and CI (``make test``) grade it in
-#: minutes on 2 cores; ``make demo-full`` and ``make test-class`` grade everyone (about 17).
-CORE_CLASS = {
-    "a full correct submission": "ada_correct",
-    "a correct answer in another style": "ana_isinstance",
-    "a wrong Numba kernel": "kim_fake_kernel",
-    "a wrong CUDA C kernel (the CUDA C track)": "fin_cuda_missing_barrier",
-    "feedback that says how to fix it": "nia_one_thread_per_element",
-    "deleted test cells": "eli_deletes_tests",
-    "lost nbgrader metadata": "tia_lost_metadata",
-    "a hang": "fay_hangs",
-    "a dying kernel": "gus_kernel_dies",
-    "checks tampered with in the student's kernel": "lou_monkeypatch",
-    "reading the instructor's files": "max_reads_instructor_files",
-    "reading files in the home folder": "oscar_reads_home_files",
-    "printing the environment's secrets": "pam_prints_env_secrets",
-    "reaching the network": "quinn_phones_home",
-    "a fork bomb": "rita_fork_bomb",
-    "too much memory": "sam_eats_memory",
+#: The core class, kind by kind: the students of every kind the full class has, so every
+#: grading path still runs where time is short — every correct answer written in another style
+#: (issue 9's class: each scores exactly what the instructor's solution scores) and deleted or
+#: edited tests in every notebook with tests, one or two students of every other kind.
+#: ``make demo`` and CI (``make test``) grade it; ``make demo-full`` and ``make test-class``
+#: grade everyone.
+CORE_CLASS: dict[str, tuple[str, ...]] = {
+    "a full correct submission": ("ada_correct",),
+    "correct answers in other styles": (
+        "ana_isinstance", "bo_any_and_dicts", "cy_divmod_and_try", "di_numpy_functions",
+        "ed_where_and_while", "fi_clip_and_numba_spelling", "gil_numba_module",
+        "hu_imported_api_names", "io_device_functions", "jo_while_loops", "ka_occupancy_math",
+        "lu_occupancy_divmod", "mo_bonus_own_layout", "ne_hints_and_asserts",
+        "ol_sums_and_comprehensions"),
+    "a wrong Numba kernel": ("kim_fake_kernel",),
+    "a wrong CUDA C kernel (the CUDA C track)": ("fin_cuda_missing_barrier",),
+    "feedback that says how to fix it": ("nia_one_thread_per_element",),
+    "a wrong answer whose test cell was deleted": ("eli_deletes_tests",),
+    "deleted and edited test cells in every notebook with tests": (
+        "pat_deletes_and_edits_tests", "cas_cuda_deletes_and_edits_tests"),
+    "lost nbgrader metadata": ("tia_lost_metadata",),
+    "a hang": ("fay_hangs",),
+    "a dying kernel": ("gus_kernel_dies",),
+    "checks tampered with in the student's kernel": ("lou_monkeypatch",),
+    "reading the instructor's files": ("max_reads_instructor_files",),
+    "reading files in the home folder": ("oscar_reads_home_files",),
+    "printing the environment's secrets": ("pam_prints_env_secrets",),
+    "reaching the network": ("quinn_phones_home",),
+    "a fork bomb": ("rita_fork_bomb",),
+    "too much memory": ("sam_eats_memory",),
 }
 
 
@@ -80,7 +90,8 @@ def class_members(which: str = "full") -> list[str]:
     if which not in CLASSES:
         raise ValueError(f"the sample class is 'core' or 'full', not {which!r}")
     everyone = sorted(sample_students())
-    return everyone if which == "full" else sorted(CORE_CLASS.values())
+    return everyone if which == "full" else sorted(s for kind in CORE_CLASS.values()
+                                                      for s in kind)
 
 
 def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:

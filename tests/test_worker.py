@@ -1,0 +1,89 @@
+"""The local engine's grading slots: a long-lived nbgrader per slot, and no student ever lost.
+
+The whole pipeline through real workers is tests/test_sample_class.py; here, the slot's
+protocol on a course with nothing to grade, a worker that dies, and the engine's retry.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from autograder import engines, harness
+from autograder.progress import StudentResult
+from autograder.worker import Worker, nbgrader_env
+
+
+def test_a_worker_reports_each_student_and_survives_a_failure(tmp_path: Path) -> None:
+    # An empty course directory: nbgrader starts, finds no submission, and says so.
+    grader = Worker(tmp_path, nbgrader_env())
+    try:
+        first = grader.autograde("nobody")
+        assert first["student"] == "nobody" and first["success"] is False
+        assert "No notebooks were matched" in first["log"]
+        assert grader.alive  # one student's failure does not end the slot
+        second = grader.autograde("someone")
+        assert second["student"] == "someone" and second["success"] is False
+    finally:
+        grader.close()
+    assert not grader.alive
+
+
+def test_a_worker_that_dies_gives_a_failure_with_the_reason(tmp_path: Path) -> None:
+    grader = Worker(tmp_path, nbgrader_env())
+    os.kill(grader.proc.pid, signal.SIGKILL)
+    grader.proc.wait()
+    result = grader.autograde("ada")
+    assert result["success"] is False and result.get("dead")
+    assert "died" in result["log"]
+
+
+class _FakeWorker:
+    """Grades everyone but ``gus``, on whom it dies (as a crashed nbgrader would)."""
+
+    started = 0
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        type(self).started += 1
+        self.dead = False
+
+    @property
+    def alive(self) -> bool:
+        return not self.dead
+
+    def autograde(self, student: str) -> dict:
+        if self.dead or student == "gus":
+            self.dead = True
+            return {"student": student, "success": False, "dead": True, "log": "died"}
+        return {"student": student, "success": True, "log": "graded"}
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engines, "Worker", _FakeWorker)
+    _FakeWorker.started = 0
+    retried = []
+
+    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+        retried.append(args)
+        harness.LAST_FAILURE[args] = "Traceback: the gradebook is locked"
+        return False
+
+    monkeypatch.setattr(harness, "nbgrader", fake_nbgrader)
+    done: list[StudentResult] = []
+    students = ["ada", "ben", "gus", "kim", "lou"]
+    with pytest.raises(engines.GradingError, match="gus"):
+        engines.LocalEngine(1).grade(tmp_path, students, done.append)
+    assert sorted(r.student for r in done) == sorted(students)  # a line for everyone
+    assert [r.student for r in done if not r.ok] == ["gus"]
+    assert retried == [("autograde", "week4", "--student", "gus", "--create", "--force")]
+    why = (tmp_path / "autograded" / "gus" / harness.GRADING_FAILED).read_text()
+    assert "gradebook is locked" in why
+    assert _FakeWorker.started == 2  # one slot, started afresh after gus's worker died
+    assert "$ autograde week4 --student ada" in (tmp_path / ".nbgrader.log").read_text()
