@@ -87,7 +87,8 @@ elif [ "$PART" = t4model ]; then
 else
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.
-  python3 -m autograder.harness demo --json "$OUT/class.json" \
+  # The full class (the demo's default is the core class), or ONLY_STUDENTS.
+  python3 -m autograder.harness demo --json "$OUT/class.json" --class full \
     ${ONLY_STUDENTS:+--students "${ONLY_STUDENTS// /,}"} > "$OUT/class.txt" 2>&1
   tail -20 "$OUT/class.txt" | cut -c1-110
   python3 scripts/compare_scores.py "$OUT/class.json" --gpu ${ONLY_STUDENTS:+--only-present} | tee "$OUT/compare.txt" | tail -4
