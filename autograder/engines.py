@@ -9,7 +9,7 @@ would implement the same :class:`Engine` protocol.
 **local** — several ``nbgrader autograde --student`` processes at once (``workers``), a
 student whose grading fails retried alone. On a GPU machine the students' notebooks and
 correctness checks run side by side while speedup timings queue for the GPU one at a time
-(:mod:`course.gpulock`).
+(:mod:`course.runtime.gpulock`).
 
 **slurm** — the class is cut into shards of ``per_task`` students; each array task copies the
 course (config, source, release, a snapshot of the gradebook, its students' submissions) into

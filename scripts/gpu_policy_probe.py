@@ -81,7 +81,7 @@ def compile_and_run(body: str) -> tuple[bool, str]:
 
 
 def policy_refuses(body: str) -> str:
-    from course.code_policy import DisallowedCodeError, validate_module
+    from course.trust.code_policy import DisallowedCodeError, validate_module
 
     source = HEADER + "\n@cuda.jit\ndef probe(a):\n" + "".join(
         f"    {line}\n" for line in body.splitlines())
@@ -97,7 +97,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     import course  # noqa: F401
-    from course import backend
+    from course.runtime import backend
 
     b = backend.detect()
     if b.kind != "gpu":

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from course.occupancy import (
+from course.gemm.occupancy import (
     ARCH_LIMITS,
     RESOURCES,
     UNLIMITED,

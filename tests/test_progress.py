@@ -62,7 +62,7 @@ def test_the_table_shows_hand_grades_once_given() -> None:
 
 
 def test_workers_default_and_override(monkeypatch) -> None:
-    import course.backend
+    import course.runtime.backend
 
     monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
     monkeypatch.setattr(harness.os, "cpu_count", lambda: 16)
