@@ -116,3 +116,42 @@ def test_every_student_import_still_works(module, name):
     if name is not None:
         assert hasattr(mod, name) or importlib.util.find_spec(f"{module}.{name}"), \
             f"from {module} import {name} no longer works"
+
+
+def local_course_imports(source: str) -> list[int]:
+    """Lines of ``source`` that import ``course`` code inside a function or a class (outside
+    an ``if TYPE_CHECKING:`` block): the way import cycles used to be hidden."""
+    tree = ast.parse(source)
+    hidden = {id(n) for node in ast.walk(tree)
+              if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+              for n in ast.walk(node)}
+    found = []
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for node in ast.walk(scope):
+            if id(node) in hidden:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                continue
+            if any(m.split(".")[0] == "course" for m in modules):
+                found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_no_course_code_is_imported_inside_a_function():
+    found = {str(p.relative_to(ROOT)): lines for p in COURSE.rglob("*.py")
+             if (lines := local_course_imports(p.read_text()))}
+    assert found == {}, "import course code at the top of the module (docs/architecture.md)"
+
+
+def test_the_local_import_check_finds_one():
+    assert local_course_imports("def f():\n    from course.perf import timing\n") == [2]
+    assert local_course_imports("def f():\n    import course.perf\n") == [2]
+    assert local_course_imports("def f():\n    import cupy\n") == []
+    assert local_course_imports("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                "    from course.perf import timing\n") == []

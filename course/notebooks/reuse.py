@@ -141,7 +141,7 @@ def use_folder(folder: str | Path) -> Path:
 
 
 def _mount_drive() -> None:  # pragma: no cover - needs Colab
-    from google.colab import drive
+    from google.colab import drive  # optional: imported when used
 
     drive.mount(str(DRIVE_MOUNT))
 

@@ -253,7 +253,7 @@ def _import_cupy() -> Any:
         raise RuntimeError("CuPy was imported with CUPY_TF32=" + before + ": restart the kernel "
                            "so that cuBLAS runs in plain FP32")
     try:
-        import cupy
+        import cupy  # optional, heavy: imported when used (import course stays light)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
         raise MissingDependencyError(
             "measuring the FP32 peak needs CuPy (it calls cuBLAS), and it could not be "

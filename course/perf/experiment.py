@@ -262,7 +262,7 @@ def _cupy_module() -> tuple[Any | None, str]:
     # default, set here explicitly) keeps cuBLAS on plain FP32 arithmetic, like our kernels.
     os.environ["CUPY_TF32"] = "0"
     try:
-        import cupy
+        import cupy  # optional, heavy: imported when used (import course stays light)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
         return None, f"cuBLAS row skipped: CuPy could not be imported ({type(exc).__name__})"
     return cupy, ""

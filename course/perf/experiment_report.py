@@ -73,7 +73,7 @@ def plot_experiment(result: ExperimentResult, ax: Any = None,
                     writeup: WriteupNumbers = WRITEUP_RESULTS) -> Any:
     """Horizontal bars of GFLOP/s (log scale): your run, plus the write-up's two kernels,
     hatched."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional: imported when used
 
     timed = [r for r in result.rows if r.timed]
     if not timed:

@@ -160,7 +160,7 @@ def model_row(model: KernelModel, tile: int, size: int, target: Target,
 def _progress_bar(total: int, enabled: bool) -> Any:
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # optional, heavy: imported when used (import course stays light)
 
     return tqdm(total=total, desc="tile sweep", leave=False)
 

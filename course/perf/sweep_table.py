@@ -13,7 +13,7 @@ from course.perf.kernel_models import as_kernel_model, resolve_target
 from course.perf.sweep import SweepRow, model_row
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
+    from matplotlib.axes import Axes  # optional: imported when used
 
 
 def _fmt(value: Any, spec: str, missing: str = "—") -> str:
@@ -56,7 +56,7 @@ def plot_sweep(rows: Sequence[SweepRow], ax: Axes | None = None) -> Axes:
     the modelled FLOP/byte. Right axis, dashed: theoretical occupancy in percent. Returns
     the left Axes (the right one is ``ax.right_axis``). Never calls ``plt.show()``.
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional: imported when used
 
     if not rows:
         raise ValueError("no rows to plot: run run_sweep first")

@@ -81,7 +81,7 @@ def device_reference(A: np.ndarray, B: np.ndarray, dA: Any, dB: Any) -> tuple[An
 
     if backend.detect().kind == "gpu":
         try:
-            import cupy
+            import cupy  # optional, heavy: imported when used (import course stays light)
 
             a64 = cupy.asarray(dA).astype(cupy.float64)
             b64 = cupy.asarray(dB).astype(cupy.float64)

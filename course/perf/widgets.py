@@ -144,7 +144,7 @@ def _plot_png(rows: Sequence[SweepRow]) -> bytes:
     """
     import io
 
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional: imported when used
 
     fig = Figure(figsize=(7.5, 3.6), layout="constrained")
     plot_sweep(rows, ax=fig.subplots())
@@ -154,7 +154,7 @@ def _plot_png(rows: Sequence[SweepRow]) -> bytes:
 
 
 def _panel_class() -> type:
-    import ipywidgets as w
+    import ipywidgets as w  # optional, heavy: imported when used (import course stays light)
 
     class Panel(w.VBox):
         """The widget: controls, the one-tile model, a progress bar and the results."""
@@ -246,7 +246,7 @@ def _panel_class() -> type:
             self.status.value = f"{done}/{total}: {html.escape(row.kernel)} at tile {row.tile}"
 
         def _run(self, button: Any = None) -> None:
-            from IPython.display import HTML, Image, display
+            from IPython.display import HTML, Image, display  # optional: imported when used
 
             chosen = (self.kernels if self.kernel.value == "all"
                       else {self.kernel.value: self.kernels[self.kernel.value]})

@@ -48,7 +48,7 @@ def looks_like_test_cell(source: str) -> bool:
 def _history() -> list[str] | None:
     """The raw source of every cell this IPython kernel has run, the running one last."""
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # optional: imported when used
     except ImportError:  # pragma: no cover - no IPython: plain Python
         return None
     shell: Any = get_ipython()

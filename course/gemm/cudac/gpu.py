@@ -55,7 +55,7 @@ def available() -> bool:
 
 def cupy_module() -> Any:
     isolate_cache()
-    import cupy
+    import cupy  # optional, heavy: imported when used (import course stays light)
 
     return cupy
 
