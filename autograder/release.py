@@ -15,7 +15,7 @@ out of date (tests/test_release_files.py fails on any):
   link into the repository (``../../assets/tiling.png``) is turned into an attachment; any
   other local image link is an error, because it would be broken where students are;
 * **Open-in-Colab links**: the README section between the ``colab-links`` markers, built from
-  ``course.config`` (:func:`course.runtime.config.colab_url`).
+  ``course.runtime.config`` (:func:`course.runtime.config.colab_url`).
 
 :func:`placeholder_warning` is what ``make release`` prints while the repository URL is
 still the placeholder.

@@ -1,6 +1,6 @@
 """Check the kernel rule of the code policy against what Numba really compiles for a GPU.
 
-``course.code_policy`` refuses, inside ``@cuda.jit`` functions, constructs that the simulator
+``course.trust.code_policy`` refuses, inside ``@cuda.jit`` functions, constructs that the simulator
 runs but the GPU compiler rejects, so that no kernel passes on a laptop and fails on the
 grader's GPU. This script compiles and launches one small kernel per construct on the GPU and
 compares: a construct the policy *accepts* but the GPU rejects is a bug (exit status 1); one
