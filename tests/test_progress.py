@@ -66,9 +66,9 @@ def test_workers_default_and_override(monkeypatch) -> None:
 
     monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
     monkeypatch.setattr(harness.os, "cpu_count", lambda: 16)
-    monkeypatch.setattr(course.backend, "driver_gpu_count", lambda: (1, ""))
+    monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (1, ""))
     assert harness.workers() == 8  # a GPU machine: half the cores
-    monkeypatch.setattr(course.backend, "driver_gpu_count", lambda: (0, "no driver"))
+    monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (0, "no driver"))
     assert harness.workers() == 4
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "3")
     assert harness.workers() == 3
