@@ -59,6 +59,8 @@ table: install
 
 test: install colab-venv
 	$(BIN)/ruff check .
+	@# course/'s layers and no import cycle (contracts in pyproject.toml, docs/architecture.md)
+	$(BIN)/lint-imports
 	@# --dist loadfile: every test of a file on one worker, so the module-scoped sample class
 	@# is graded once per run, not once per worker.
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
@@ -74,6 +76,7 @@ test-fast: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 ## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install

@@ -59,7 +59,7 @@ def install_sandboxed_kernelspec(root: Path) -> Path:
 
 def reference_bundle_file(root: Path, folder: Path) -> str:
     """The course's reference naive kernel, from the source notebook's solution, as JSON."""
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     path = root / "source" / ASSIGNMENT / REFERENCE_NOTEBOOK
     if not path.exists():

@@ -10,7 +10,7 @@ would implement the same :class:`Engine` protocol.
 autograde`` that grades one student after another (:mod:`autograder.worker`); a student whose
 grading fails is retried alone with the ``nbgrader autograde --student`` command. On a GPU
 machine the students' notebooks and correctness checks run side by side while speedup timings
-queue for the GPU one at a time (:mod:`course.gpulock`).
+queue for the GPU one at a time (:mod:`course.runtime.gpulock`).
 
 **slurm** — the class is cut into shards of ``per_task`` students; each array task copies the
 course (config, source, release, a snapshot of the gradebook, its students' submissions) into

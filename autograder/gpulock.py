@@ -1,4 +1,4 @@
-"""Where the grader keeps the GPU lock of :mod:`course.gpulock`, and who may reach it.
+"""Where the grader keeps the GPU lock of :mod:`course.runtime.gpulock`, and who may reach it.
 
 The lock must be shared by every grading process on one GPU (parallel students, several
 course copies, a second ``make grade``), reachable by the trusted re-check children inside
@@ -19,7 +19,7 @@ import os
 import re
 from pathlib import Path
 
-from course.gpulock import LOCK_ENV
+from course.runtime.gpulock import LOCK_ENV
 
 HIDDEN_BASE = Path("/tmp")
 

@@ -13,7 +13,7 @@ sample class in ``autograder/samples``:
 ``python -m autograder.harness release`` (``make release``) first brings the generated parts of
 ``source/`` and the README up to date (setup cells, figures, Open-in-Colab links:
 :mod:`autograder.release`), then does step 1, and says loudly when the course's repository
-URL (``course/config.py``) is still the placeholder.
+URL (``course/runtime/config.py``) is still the placeholder.
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
@@ -285,9 +285,9 @@ def workers() -> int:
 
     Default: CPU cores, at most 4, without a GPU; half the cores with one — the notebooks run
     on the simulator (CPU work), and speedup timings queue for the GPU one at a time behind
-    :mod:`course.gpulock`, so students no longer need to wait for each other.
+    :mod:`course.runtime.gpulock`, so students no longer need to wait for each other.
     """
-    from course.backend import driver_gpu_count
+    from course.runtime.backend import driver_gpu_count
 
     if os.environ.get("COURSE_GRADING_WORKERS"):
         value = os.environ["COURSE_GRADING_WORKERS"]

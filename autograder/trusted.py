@@ -7,7 +7,7 @@ notebook, this preprocessor re-runs each test cell in a fresh, sandboxed process
 (:mod:`autograder.sandbox`) that holds only:
 
 * the *definitions* the test cell uses, taken from the cells above it and checked by the
-  code policy of :mod:`course.code_policy` (ordinary Python; no imports beyond the course's
+  code policy of :mod:`course.trust.code_policy` (ordinary Python; no imports beyond the course's
   modules, no attribute patching, no file access, no classes) — nothing else is carried over;
 * the test cell's own code, which nbgrader has already restored from the gradebook.
 
@@ -57,7 +57,7 @@ def is_test_cell(cell: NotebookNode) -> bool:
 
 def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, Any]:
     """What the child needs for one test cell: its code and the definitions it uses."""
-    from course.kernel_source import DisallowedCodeError, bundle_for_test_cell
+    from course.trust.kernel_source import DisallowedCodeError, bundle_for_test_cell
 
     grade_id = cell.metadata["nbgrader"]["grade_id"]
     sources = [c.source for c in cells_before if c.cell_type == "code" and not is_test_cell(c)]
@@ -86,7 +86,7 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
     the grade table should say.
     """
     import autograder
-    from course import gpulock
+    from course.runtime import gpulock
 
     limits = limits or limits_mod.Limits.from_env()
     notes = [] if notes is None else notes
@@ -172,7 +172,7 @@ def _watch(proc: subprocess.Popen, box: limits_mod.Box, results_path: Path, coun
     not the student's time. Starting may take ``STARTUP_S`` (stopped: "startup"). Time spent
     queueing for the GPU (the child keeps ``beat`` fresh meanwhile) is not the student's either.
     """
-    from course import gpulock
+    from course.runtime import gpulock
 
     ready_file = results_path.with_name(READY_FILE)
     started = time.monotonic()

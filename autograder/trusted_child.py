@@ -4,7 +4,7 @@ Started by :func:`autograder.trusted.run_jobs` inside the sandbox, as
 ``python -m autograder.trusted_child JOBS.json RESULTS.jsonl``. It imports only the course
 package and the standard library (not nbgrader, nbformat or traitlets, which would cost every
 check process seconds of start-up), rebuilds each job's validated definitions
-(:class:`course.kernel_source.SourceBundle`), runs the test cell's code on them and writes one
+(:class:`course.trust.kernel_source.SourceBundle`), runs the test cell's code on them and writes one
 JSON verdict per line, flushed as soon as it is known, so that the parent knows how far it got
 if the process hangs or dies.
 """
@@ -50,9 +50,9 @@ _HOLD_PER_CELL = [False]
 
 
 def _run_one(job: dict[str, Any]) -> dict[str, Any]:
-    from course import gpulock
-    from course.kernel_source import SourceBundle
-    from course.speedup import NotMeasuredError
+    from course.checks.speedup import NotMeasuredError
+    from course.runtime import gpulock
+    from course.trust.kernel_source import SourceBundle
 
     out = {"grade_id": job["grade_id"], "status": "pass", "stdout": "", "ename": "",
            "evalue": ""}
@@ -81,9 +81,9 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
 def main(jobs_path: str, results_path: str) -> int:
     """Run every job of ``jobs_path``; append one JSON result line per job to ``results_path``."""
     os.environ["COURSE_TRUSTED_RUN"] = "1"
-    import course.kernel_source  # noqa: F401  (the imports every job needs: NumPy, Numba)
-    import course.speedup  # noqa: F401
-    from course import backend, gpulock
+    import course.checks.speedup  # noqa: F401
+    import course.trust.kernel_source  # noqa: F401  (the imports every job needs: NumPy, Numba)
+    from course.runtime import backend, gpulock
 
     # Correctness checks share the GPU with other students' checks (lock held shared from a
     # cell's first kernel launch to its end); speedup timings take it alone (course.speedup).

@@ -2,12 +2,12 @@
 
 Students write kernels and small formulas; ``course`` launches, checks, counts and times them.
 Import ``course`` before ``numba``: with no GPU it switches Numba to its CUDA simulator so
-that kernels still run (see :mod:`course.backend`).
+that kernels still run (see :mod:`course.runtime.backend`).
 """
 
 import os as _os
 
-from course import backend as _backend
+from course.runtime import backend as _backend
 
 # Numba warns on stderr when a test launches a small grid. The warning teaches nothing here,
 # and under nbgrader any stderr output zeroes a test cell, so it is off unless asked for.
@@ -16,11 +16,11 @@ _backend.choose_numba_target()
 if _backend.simulator_requested():
     # Numba's simulator can give two threads of a block different shared arrays, and knows the
     # kernel API only as `cuda.x` after `from numba import cuda`: grading cannot let a correct
-    # kernel fail by luck or by spelling (see course/simulator.py).
-    from course.simulator import expose_kernel_api as _expose
-    from course.simulator import make_barriers_event_driven as _event_driven
-    from course.simulator import make_shared_arrays_atomic as _atomic
-    from course.simulator import quick_thread_switches as _quick
+    # kernel fail by luck or by spelling (see course/runtime/simulator.py).
+    from course.runtime.simulator import expose_kernel_api as _expose
+    from course.runtime.simulator import make_barriers_event_driven as _event_driven
+    from course.runtime.simulator import make_shared_arrays_atomic as _atomic
+    from course.runtime.simulator import quick_thread_switches as _quick
 
     _atomic()
     _expose()

@@ -27,12 +27,12 @@ sys.setswitchinterval(5e-4)
 from gpu_common import cublas_ms, versions  # noqa: E402
 
 import course  # noqa: E402,F401
-from course import backend  # noqa: E402
+from course.runtime import backend  # noqa: E402
 
 
 def kernels() -> dict:
     from autograder.samples import sample_students, solution_cells
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     naive_src = solution_cells(ROOT, "02_naive_gemm")
     tiled_src = solution_cells(ROOT, "03_tiled_gemm")
@@ -47,8 +47,8 @@ def kernels() -> dict:
 
 
 def gemm_table(k: dict, sizes: list[int], repeats: int, batch: int = 1) -> list[str]:
-    from course.launch import naive, tiled
-    from course.timing import time_gemm
+    from course.gemm.launch import naive, tiled
+    from course.perf.timing import time_gemm
 
     lines = ["| size | kernel | median ms | GFLOP/s | vs naive |", "|---|---|---|---|---|"]
     for n in sizes:
@@ -75,8 +75,8 @@ def stability(k: dict, runs: int) -> list[str]:
     import json
     import tempfile
 
-    from course import speedup
-    from course.kernel_source import bundle_from_objects
+    from course.checks import speedup
+    from course.trust.kernel_source import bundle_from_objects
 
     ref = bundle_from_objects({"gemm_naive": k["gemm_naive"]})
     fd, path = tempfile.mkstemp(suffix=".json")

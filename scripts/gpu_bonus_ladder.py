@@ -8,8 +8,8 @@ Every rung is a GEMM kernel C = A·B (FP32, row-major). v1 is the course's solut
 notebook 7, read from ``source/week4/07_bonus_register_tiling.ipynb`` the way the grader
 reads it; the later rungs are generated here from one template, so that each differs from
 the one before by the change the table names. Each rung is first checked on ragged shapes
-(:func:`course.bonus.check_register_tiled`: guard regions, poisoned C, float64 reference),
-then all are timed at 4096³ with :func:`course.timing.time_gemm` (CUDA events, warm-up,
+(:func:`course.checks.bonus.check_register_tiled`: guard regions, poisoned C, float64 reference),
+then all are timed at 4096³ with :func:`course.perf.timing.time_gemm` (CUDA events, warm-up,
 median of interleaved launches) next to the tile-32 kernel of notebook 3 and cuBLAS
 (``cupy.matmul`` with ``CUPY_TF32=0``, so FP32 and not TF32 tensor cores).
 
@@ -38,8 +38,8 @@ os.environ.setdefault("CUPY_TF32", "0")  # cuBLAS in FP32, not TF32 (read when c
 from gpu_common import cublas_ms, versions  # noqa: E402
 
 import course  # noqa: E402,F401  (GPU or simulator, before numba)
-from course import backend  # noqa: E402
-from course.bonus import CONTRACT, RegisterTiling, check_register_tiled, register_tiled  # noqa: E402
+from course.checks.bonus import CONTRACT, RegisterTiling, check_register_tiled, register_tiled  # noqa: E402
+from course.runtime import backend  # noqa: E402
 
 NOTEBOOK = ROOT / "source" / "week4" / "07_bonus_register_tiling.ipynb"
 TILED = ROOT / "source" / "week4" / "03_tiled_gemm.ipynb"
@@ -245,7 +245,7 @@ def notebook_factory(path: Path, name: str) -> Any:
     """A solution of a source notebook, rebuilt as the grader rebuilds answers."""
     import json
 
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     marker = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
     cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]
@@ -277,8 +277,9 @@ def ptx_report(rungs: list[tuple[Rung, Any]], folder: Path) -> None:
 
 def sweep_report(path: Path, bonus_factory: Any) -> None:
     """The tile sweep of notebook 6 with the course's solutions, measured on this GPU."""
-    from course.bonus import sweep_model
-    from course.sweep import rows_to_table, run_sweep
+    from course.checks.bonus import sweep_model
+    from course.perf.sweep import run_sweep
+    from course.perf.sweep_table import rows_to_table
 
     kernels = {"naive": notebook_factory(ROOT / "source" / "week4" / "02_naive_gemm.ipynb",
                                          "gemm_naive"),
@@ -338,9 +339,9 @@ def main() -> int:
         return 0
 
     # 2. Time them all, interleaved, on the same inputs.
-    from course.launch import tiled
-    from course.occupancy import kernel_resources
-    from course.timing import time_gemm
+    from course.gemm.launch import tiled
+    from course.gemm.occupancy import kernel_resources
+    from course.perf.timing import time_gemm
 
     n = args.size
     gemms = [tiled(notebook_factory(TILED, "make_gemm_tiled"), 32)]

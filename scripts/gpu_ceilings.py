@@ -33,7 +33,8 @@ import numpy as np  # noqa: E402
 from gpu_common import versions  # noqa: E402
 
 import course  # noqa: E402,F401
-from course import backend, ceilings, devices, gpu_classes  # noqa: E402
+from course.perf import ceilings  # noqa: E402
+from course.runtime import backend, devices, gpu_classes  # noqa: E402
 
 # isort: split
 from numba import cuda  # noqa: E402  (after course, which picks GPU or simulator)
@@ -50,7 +51,7 @@ def one_per_thread(a, b, c):
 
 def solution_vector_add():
     from autograder.samples import solution_cells
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     return bundle_from_cells(solution_cells(ROOT, "05_roofline"), {"vector_add"}).load()[
         "vector_add"]
@@ -58,8 +59,8 @@ def solution_vector_add():
 
 def streaming_table(vector_add, n: int, repeats: int) -> list[str]:
     """Every streaming kernel, interleaved, with batch 1 and with STREAM_BATCH."""
-    from course.launch import quiet_numba
-    from course.timing import time_launches
+    from course.gemm.launch import quiet_numba
+    from course.perf.timing import time_launches
 
     rng = np.random.default_rng(0)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)

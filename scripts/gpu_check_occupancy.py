@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course.occupancy import (  # noqa: E402
+from course.gemm.occupancy import (  # noqa: E402
     ARCH_LIMITS,
     describe,
     driver_occupancy,

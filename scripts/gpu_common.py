@@ -24,7 +24,7 @@ def versions() -> str:
 
 def cublas_ms(n: int, repeats: int, batch: int = 1) -> float | None:
     """cuBLAS SGEMM (TF32 off) at n³ in ms: the course's own measurement; None without CuPy."""
-    from course import ceilings
+    from course.perf import ceilings
 
     try:
         return ceilings.measure_fp32_peak(size=n, repeats=repeats, batch=batch).timing.median_ms

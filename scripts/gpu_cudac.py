@@ -51,8 +51,8 @@ os.environ.setdefault("CUPY_TF32", "0")  # cuBLAS in FP32, not TF32 (read when c
 
 import numpy as np  # noqa: E402
 
-from course.cudac import cpu, gpu, nvrtc  # noqa: E402
-from course.cudac.source import NAIVE, TILED, KernelSpec  # noqa: E402
+from course.gemm.cudac import cpu, gpu, nvrtc  # noqa: E402
+from course.gemm.cudac.source import NAIVE, TILED, KernelSpec  # noqa: E402
 
 SOURCE = ROOT / "source" / "week4"
 RESULTS: dict[str, Any] = {}
@@ -92,7 +92,7 @@ def kernels() -> dict[str, str]:
 
 
 def section_correctness(src: dict[str, str]) -> None:
-    from course.cudac.checks import (
+    from course.checks.cuda_gemm import (
         check_naive_gemm_cuda,
         check_tiled_gemm_cuda,
         check_traffic_cuda,
@@ -156,7 +156,7 @@ def contract_launches(src: dict[str, str], n: int, names: dict[str, tuple[str, i
 
 
 def section_speedup(src: dict[str, str], runs: int, grader_runs: int) -> None:
-    from course.cudac.speedup import SPEEDUP_THRESHOLD_CUDA, measure_speedup_cuda
+    from course.checks.cuda_speedup import SPEEDUP_THRESHOLD_CUDA, measure_speedup_cuda
 
     variants = {"naive": ("naive", None), "tile 16": ("tiled", 16), "tile 32": ("tiled", 32),
                 "fake tile 32": ("fake", 32)}
@@ -211,14 +211,15 @@ def section_experiment(src: dict[str, str], iters: int = 50) -> None:
     """Notebook 04's CUDA C path (course.cudac.experiment) on the course's solutions: the
     correctness run at 1024³ with guards, then the timed run (every batch verified), and a
     kernel that skips its work at the timed size, which the verified timing must refuse."""
-    from course.cudac.experiment import (
+    from course.gemm.cudac.launch import tiled
+    from course.perf.cuda_experiment import (
         check_writeup_correctness_cuda,
         run_writeup_experiment_cuda,
         time_gemm_cuda,
     )
-    from course.cudac.launch import tiled
-    from course.experiment import CUBLAS, NAIVE, format_table, tiled_name
-    from course.verify import UnverifiedTimingError
+    from course.perf.experiment import CUBLAS, NAIVE, tiled_name
+    from course.perf.experiment_report import format_table
+    from course.perf.verify import UnverifiedTimingError
 
     checked = check_writeup_correctness_cuda(src["naive"], src["tiled"])
     say(format_table(checked))
@@ -267,8 +268,8 @@ def _sanitizer() -> str | None:
 _RACE_SNIPPET = """
 import json, sys, numpy as np
 sys.path.insert(0, {root!r})
-from course.cudac import gpu
-from course.cudac.source import TILED
+from course.gemm.cudac import gpu
+from course.gemm.cudac.source import TILED
 src = json.loads(sys.argv[1])
 cp = gpu.cupy_module()
 n = 64
@@ -308,7 +309,7 @@ def section_racecheck(src: dict[str, str]) -> None:
 
 
 def section_occupancy(src: dict[str, str]) -> None:
-    from course.occupancy import theoretical_occupancy
+    from course.gemm.occupancy import theoretical_occupancy
 
     cp = gpu.cupy_module()
     dev = cp.cuda.Device()
@@ -327,7 +328,7 @@ def section_occupancy(src: dict[str, str]) -> None:
         # GPU, and ptxas' through NVRTC for this architecture, as a machine without a GPU
         # gets them
         try:
-            from course.kernel_models import cuda_counts
+            from course.perf.kernel_models import cuda_counts
 
             own = cuda_counts(src["tiled"], tile, cc, True)
             res = cuda_counts(src["tiled"], tile, cc, False)

@@ -1,6 +1,6 @@
 """Check the kernel rule of the code policy against what Numba really compiles for a GPU.
 
-``course.code_policy`` refuses, inside ``@cuda.jit`` functions, constructs that the simulator
+``course.trust.code_policy`` refuses, inside ``@cuda.jit`` functions, constructs that the simulator
 runs but the GPU compiler rejects, so that no kernel passes on a laptop and fails on the
 grader's GPU. This script compiles and launches one small kernel per construct on the GPU and
 compares: a construct the policy *accepts* but the GPU rejects is a bug (exit status 1); one
@@ -81,7 +81,7 @@ def compile_and_run(body: str) -> tuple[bool, str]:
 
 
 def policy_refuses(body: str) -> str:
-    from course.code_policy import DisallowedCodeError, validate_module
+    from course.trust.code_policy import DisallowedCodeError, validate_module
 
     source = HEADER + "\n@cuda.jit\ndef probe(a):\n" + "".join(
         f"    {line}\n" for line in body.splitlines())
@@ -97,7 +97,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     import course  # noqa: F401
-    from course import backend
+    from course.runtime import backend
 
     b = backend.detect()
     if b.kind != "gpu":

@@ -40,7 +40,7 @@ import gemm_model as gm  # noqa: E402
 from gpu_common import versions  # noqa: E402
 
 import course  # noqa: E402,F401
-from course import backend  # noqa: E402
+from course.runtime import backend  # noqa: E402
 
 KIB = 1024
 #: unused dynamic shared memory that leaves a T4's occupancy on an H200 (228 KiB per SM):
@@ -73,7 +73,7 @@ def _launcher(gk, n: int, dyn: int, arrays):
     dA, dB, dC = arrays
 
     def run() -> None:
-        from course.launch import quiet_numba
+        from course.gemm.launch import quiet_numba
 
         with quiet_numba():
             if dyn:
@@ -89,8 +89,8 @@ def time_rows(rows: dict[str, tuple], n: int, repeats: int) -> dict[str, float]:
     import numpy as np
     from numba import cuda
 
-    from course.checks import random_operands
-    from course.timing import time_launches
+    from course.gemm.operands import random_operands
+    from course.perf.timing import time_launches
 
     A, B = random_operands(n, n, n, np.random.default_rng(0))
     arrays = (cuda.to_device(A), cuda.to_device(B), cuda.device_array((n, n), np.float32))
@@ -116,7 +116,7 @@ def allow_dynamic_smem(kernel, nbytes: int) -> str | None:
 
 
 def blocks_per_sm(kernel, threads: int, dyn: int) -> int | str:
-    from course.occupancy import driver_occupancy
+    from course.gemm.occupancy import driver_occupancy
 
     try:
         return driver_occupancy(kernel, threads, dyn)
@@ -126,7 +126,7 @@ def blocks_per_sm(kernel, threads: int, dyn: int) -> int | str:
 
 def measure(quick: bool) -> tuple[list[int], dict[int, dict[str, float]], dict, dict]:
     """Everything timed on the GPU: the size sweep, the occupancy runs and their occupancy."""
-    from course.launch import naive, tiled
+    from course.gemm.launch import naive, tiled
 
     k = kernels()
     sizes = [1024, 2048, 4096] if quick else [1024, 2048, 3072, 4096, 6144, 8192]

@@ -10,7 +10,7 @@ Builds the release once in a scratch course directory, then grades two copies of
   at a time (``--workers 1``: the old way on a GPU machine);
 * **parallel**: ``--full-parallel`` replicas of ``ada_correct`` plus the ``--checks`` students,
   ``--workers`` at a time (default: the harness's, half the cores), speedup timings queueing
-  for the GPU behind :mod:`course.gpulock`.
+  for the GPU behind :mod:`course.runtime.gpulock`.
 
 It prints each student's line as it finishes and, per phase, the wall time (autograde,
 feedback and export), wall ÷ students, the mean of the full submissions' own lines, and the
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from autograder.harness import workers as default_workers
-    from course.backend import driver_gpu_count
+    from course.runtime.backend import driver_gpu_count
 
     gpus, why = driver_gpu_count()
     if not gpus and not args.allow_simulator:

@@ -33,10 +33,10 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 try:
-    from course.roofline import Roof, plot_roofline
+    from course.perf.roofline import Roof, plot_roofline
 except ImportError:  # running from a checkout that is not pip-installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from course.roofline import Roof, plot_roofline
+    from course.perf.roofline import Roof, plot_roofline
 
 DPI = 120
 matplotlib.rcParams["svg.hashsalt"] = "gpu-course-week4"  # deterministic ids in SVG output

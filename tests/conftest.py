@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before anything imports numba)
-from course import backend
+from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster: about 2× quicker

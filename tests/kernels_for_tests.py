@@ -1,7 +1,7 @@
 """Correct and deliberately buggy week-4 GEMM kernels, for the tests of ``course``.
 
 A plain module (not exec'd code) because the checks read kernel source with
-``inspect.getsource`` and rebuild it through :mod:`course.kernel_source`; everything here
+``inspect.getsource`` and rebuild it through :mod:`course.trust.kernel_source`; everything here
 therefore also passes that whitelist. Each ``cuda.shared.array`` call sits on its own line:
 the simulator identifies a shared array by the line that allocates it.
 

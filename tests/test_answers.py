@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from course import backend
-from course.answers import AnswerError, expect_close, expect_equal, expect_value_error
+from course.checks.answers import AnswerError, expect_close, expect_equal, expect_value_error
+from course.runtime import backend
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 

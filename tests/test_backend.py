@@ -13,8 +13,8 @@ import sys
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
-from course import backend, simulator
-from course.backend import (
+from course.runtime import backend, simulator
+from course.runtime.backend import (
     AUTOGRADE_ENV,
     COLAB_HINT,
     SIM_ENV,

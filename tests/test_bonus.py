@@ -15,16 +15,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from course import backend
-from course.bonus import (
+from course.checks.bonus import (
     CONTRACT,
     RegisterTiling,
     check_register_tiled,
     register_tiled,
     sweep_model,
 )
-from course.checks import GemmCheckError
-from course.launch import GemmInputError, NotAKernelError, matmul
+from course.checks.gemm import GemmCheckError
+from course.gemm.launch import GemmInputError, NotAKernelError, matmul
+from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
 NB07 = ROOT / "source" / "week4" / "07_bonus_register_tiling.ipynb"
@@ -47,7 +47,7 @@ def _answer_source() -> str:
 def _build(answer: str) -> Any:
     """Rebuild make_gemm_register_tiled from notebook 7's cells, with ``answer`` as the answer
     cell, the way the grader does (validated source, nothing else carried over)."""
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     cells = [answer if _gid(c) == ANSWER_ID else MARKERS.sub("", "".join(c["source"]))
              for c in _cells() if c["cell_type"] == "code"]
@@ -136,7 +136,7 @@ def test_factory_contract_and_configs(solution: Any) -> None:
 
 
 def test_sweep_model_is_a_flat_reference_line(solution: Any) -> None:
-    from course.sweep import run_sweep
+    from course.perf.sweep import run_sweep
 
     rows = run_sweep({"bonus": sweep_model(solution)}, size=256, profile="H200",
                      progress=False, measure=False)

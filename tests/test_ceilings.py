@@ -16,18 +16,16 @@ import numpy as np
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
-from course import backend, ceilings, gpu_classes
-from course.backend import AUTOGRADE_ENV, TRUSTED_ENV, Backend, NoGPUError
-from course.ceilings import (
+from course.checks import vector_add as vector_add_check
+from course.checks.vector_add import check_grids, check_vector_add
+from course.gemm.launch import NotAKernelError
+from course.perf import ceilings
+from course.perf.ceilings import (
     VECTOR_ADD_AI,
     Ceiling,
     MissingDependencyError,
     VectorAddCheckError,
-    ceilings_for_plot,
     check_copies,
-    check_grids,
-    check_vector_add,
-    compare_with_datasheet,
     copy_bytes,
     copy_launches,
     measure_bandwidth,
@@ -36,9 +34,11 @@ from course.ceilings import (
     vector_add_bytes,
     vector_add_launch,
 )
-from course.devices import DEFAULT_SIMULATOR_DEVICE, lookup
-from course.launch import NotAKernelError
-from course.timing import Timing
+from course.perf.roof import ceilings_for_plot, compare_with_datasheet
+from course.perf.timing import Timing
+from course.runtime import backend, gpu_classes
+from course.runtime.backend import AUTOGRADE_ENV, TRUSTED_ENV, Backend, NoGPUError
+from course.runtime.devices import DEFAULT_SIMULATOR_DEVICE, lookup
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
@@ -247,7 +247,7 @@ def test_every_reference_copy_really_copies():
 
 
 def test_a_copy_that_does_not_copy_is_refused(monkeypatch):
-    from course import ceilings
+    from course.perf import ceilings
 
     monkeypatch.setattr(ceilings, "copy_launches", lambda src, dst: {"lazy copy": lambda: None})
     with pytest.raises(RuntimeError, match="the lazy copy did not copy its input"):
@@ -296,18 +296,19 @@ def test_check_vector_add_finds_the_missing_tail():
 def test_diagnosis_of_a_store_past_the_end():
     """On a GPU nothing raises: a loop that runs too far shows up as a changed guard region."""
     a = np.ones(3, dtype=np.float32)
-    message = ceilings._diagnose(3, 1, a, a, a + a, wrote_outside=True, changed_inputs="")
+    message = vector_add_check._diagnose(3, 1, a, a, a + a, wrote_outside=True, changed_inputs="")
     assert "wrote past the end of c" in message and "range(cuda.grid(1), c.size" in message
-    assert ceilings._diagnose(3, 1, a, a, a + a, wrote_outside=False, changed_inputs="") is None
+    assert vector_add_check._diagnose(3, 1, a, a, a + a, wrote_outside=False,
+                                      changed_inputs="") is None
 
 
 def test_diagnosis_of_an_element_added_twice():
     a = np.zeros(4, dtype=np.float32)
     b = np.full(4, 0.5, dtype=np.float32)
-    assert ceilings._diagnose_aliased(4, a, b, a + b) is None
+    assert vector_add_check._diagnose_aliased(4, a, b, a + b) is None
     twice = a + b
     twice[2] += b[2]
-    message = ceilings._diagnose_aliased(4, a, b, twice)
+    message = vector_add_check._diagnose_aliased(4, a, b, twice)
     assert "c[2] got b[2] added 2 times" in message
 
 
@@ -330,7 +331,7 @@ def test_check_vector_add_also_runs_in_the_students_kernel_during_autograde(monk
 
 def test_roofline_notebook_solutions_pass_the_grader_whitelist():
     """The reference answers of notebook 05 must survive the grader's source rebuild."""
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     nb = json.loads(ROOFLINE_NOTEBOOK.read_text())
     cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"

@@ -13,20 +13,25 @@ import kernels_for_tests as kft
 import numpy as np
 import pytest
 
-from course import backend, checks
-from course.checks import (
-    C_GUARD,
-    C_POISON_BITS,
+from course.checks import gemm as checks
+from course.checks.gemm import (
     SIM_SHAPES,
     GemmCheckError,
     GemmReport,
     check_naive_gemm,
     check_tiled_gemm,
+)
+from course.gemm.launch import NotAKernelError, naive, tiled
+from course.gemm.operands import (
+    C_GUARD,
+    C_POISON_BITS,
+    INPUT_GUARD_BITS,
     diagnose,
     random_operands,
     run_guarded,
 )
-from course.launch import NotAKernelError, naive, tiled
+from course.runtime import backend
+from course.runtime.seeds import generator
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
@@ -61,9 +66,9 @@ def test_quiet_check_prints_nothing(capsys):
 
 
 def test_random_seeds_are_fresh_unless_given():
-    a1, _ = random_operands(3, 3, 3, checks._rng(7))
-    a2, _ = random_operands(3, 3, 3, checks._rng(7))
-    a3, _ = random_operands(3, 3, 3, checks._rng(None))
+    a1, _ = random_operands(3, 3, 3, generator(7))
+    a2, _ = random_operands(3, 3, 3, generator(7))
+    a3, _ = random_operands(3, 3, 3, generator(None))
     np.testing.assert_array_equal(a1, a2)
     assert not np.array_equal(a1, a3)
     assert a1.dtype == np.float32 and a1.flags.c_contiguous
@@ -176,8 +181,8 @@ def test_run_guarded_leaves_unwritten_elements_poisoned():
 
 def test_guard_constants_are_distinct_nans():
     assert np.isnan(np.array([C_POISON_BITS], np.uint32).view(np.float32)[0])
-    assert np.isnan(np.array([checks.INPUT_GUARD_BITS], np.uint32).view(np.float32)[0])
-    assert C_POISON_BITS != checks.INPUT_GUARD_BITS
+    assert np.isnan(np.array([INPUT_GUARD_BITS], np.uint32).view(np.float32)[0])
+    assert C_POISON_BITS != INPUT_GUARD_BITS
     assert np.isfinite(C_GUARD)
 
 
@@ -194,13 +199,13 @@ def test_correct_tiled_passes_tiles_4_and_8(capsys):
 def test_tile_32_runs_the_first_shape_only_on_the_simulator(monkeypatch, capsys):
     # Each tile-32 block is 1,024 Python threads; the smaller tiles cover every shape.
     calls = []
-    real = checks._check_cases
+    real = checks.run_cases
 
     def spy(gk, shapes, rng, block, k_step=None):
         calls.append((block, tuple(shapes)))
         return real(gk, shapes, rng, block, k_step)
 
-    monkeypatch.setattr(checks, "_check_cases", spy)
+    monkeypatch.setattr(checks, "run_cases", spy)
     shapes = ((5, 3, 6), (3, 4, 2))
     check_tiled_gemm(kft.make_gemm_tiled, tiles=(4, 32), shapes=shapes, seed=0)
     assert calls == [(4, shapes), (32, shapes[:1])]
@@ -256,7 +261,7 @@ def test_missing_barrier_fails(variant):
 
 @pytest.mark.parametrize("variant", ["no_first_barrier", "no_second_barrier"])
 def test_race_detector_alone_catches_a_missing_barrier(monkeypatch, variant):
-    monkeypatch.setattr(checks, "_check_cases", lambda *args, **kwargs: 0.0)
+    monkeypatch.setattr(checks, "run_cases", lambda *args, **kwargs: 0.0)
     msg = message(check_tiled_gemm, kft.BUGGY_TILED[variant], tiles=(4, 8), seed=0)
     assert msg.startswith("make_gemm_tiled(8) for M, N, K = (11, 9, 19):")
     assert "cuda.syncthreads()" in msg
@@ -264,7 +269,7 @@ def test_race_detector_alone_catches_a_missing_barrier(monkeypatch, variant):
 
 
 def test_race_detector_alone_passes_the_correct_kernel(monkeypatch):
-    monkeypatch.setattr(checks, "_check_cases", lambda *args, **kwargs: 0.0)
+    monkeypatch.setattr(checks, "run_cases", lambda *args, **kwargs: 0.0)
     check_tiled_gemm(kft.make_gemm_tiled, tiles=(4,), seed=0, quiet=True)
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.checks import GemmCheckError
-from course.cudac import cpu, nvrtc, source
-from course.cudac.checks import check_naive_gemm_cuda, check_tiled_gemm_cuda, check_traffic_cuda
-from course.cudac.launch import call, matmul, naive, tiled
-from course.launch import GemmInputError, naive_launch, tiled_launch
-from course.traffic import TrafficCheckError
+from course.checks.cuda_gemm import check_naive_gemm_cuda, check_tiled_gemm_cuda, check_traffic_cuda
+from course.checks.gemm import GemmCheckError
+from course.checks.traffic import TrafficCheckError
+from course.gemm.cudac import cpu, nvrtc, source
+from course.gemm.cudac.launch import call, matmul, naive, tiled
+from course.gemm.launch import GemmInputError, naive_launch, tiled_launch
 from tests import cudac_kernels as k
 
 pytestmark = pytest.mark.skipif(

@@ -11,10 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course.backend import NoGPUError
-from course.checks import C_POISON_BITS, GemmCheckError
-from course.cudac import cpu, gpu, nvrtc
-from course.cudac.experiment import (
+from course.checks.gemm import GemmCheckError
+from course.gemm.cudac import cpu, gpu, nvrtc
+from course.gemm.cudac.launch import CudaGemm, tiled
+from course.gemm.cudac.source import TILED
+from course.gemm.operands import C_POISON_BITS
+from course.notebooks.reuse import MissingAnswerError
+from course.perf.cuda_experiment import (
     CPU_SIZE,
     check_writeup_correctness_cuda,
     run_once,
@@ -23,11 +26,10 @@ from course.cudac.experiment import (
     time_gemm_cuda,
     timed_rows,
 )
-from course.cudac.launch import CudaGemm, tiled
-from course.cudac.source import TILED
-from course.experiment import NAIVE, NUMPY, exact_product, format_table, tiled_name, writeup_inputs
-from course.reuse import MissingAnswerError
-from course.verify import UnverifiedTimingError, exact_array_check
+from course.perf.experiment import NAIVE, NUMPY, exact_product, tiled_name, writeup_inputs
+from course.perf.experiment_report import format_table
+from course.perf.verify import UnverifiedTimingError, exact_array_check
+from course.runtime.backend import NoGPUError
 from tests import cudac_kernels as k
 
 needs_runner = pytest.mark.skipif(
@@ -167,7 +169,7 @@ def test_smoke_test_says_when_cuda_c_cannot_run_here(monkeypatch) -> None:
 
 def _runner_launches(n: int, tile: int, lazy: bool = False):
     """Launch functions that run the kernels on the CPU runner into NumPy outputs."""
-    from course.cudac.launch import naive
+    from course.gemm.cudac.launch import naive
 
     A, B = writeup_inputs(n, n, n)
     outputs, launches = {}, {}

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course.cudac import cpu, nvrtc
-from course.cudac.source import KernelSpec, compile_kernel
+from course.gemm.cudac import cpu, nvrtc
+from course.gemm.cudac.source import KernelSpec, compile_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("cudac_ladder", ROOT / "scripts" / "cudac_ladder.py")
@@ -60,7 +60,7 @@ def test_gpu_script_finds_its_kernels_and_says_it_needs_a_gpu(capsys) -> None:
     src = script.kernels()  # the mutations still apply to the notebooks' solutions
     assert set(src) == {"naive", "tiled", "fake", "racy"}
     assert "A[row * K + t * TILE + k]" in src["fake"]
-    from course.cudac import gpu
+    from course.gemm.cudac import gpu
 
     if not gpu.available():
         assert script.main([]) == 2

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from course.cudac import gpu
-from course.cudac.speedup import (
+from course.checks.cuda_speedup import (
     SPEEDUP_THRESHOLD_CUDA,
     check_speedup_cuda,
     measure_speedup_cuda,
 )
-from course.speedup import NotMeasuredError, SpeedupCheckError
+from course.checks.speedup import NotMeasuredError, SpeedupCheckError
+from course.gemm.cudac import gpu
 from tests import cudac_kernels as k
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
-from course import backend, config, environment
-from course.environment import EnvironmentReport, MissingPackage
+from course.runtime import backend, config, environment
+from course.runtime.environment import EnvironmentReport, MissingPackage
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUP_NOTEBOOK = ROOT / "source" / "week4" / "00_setup.ipynb"

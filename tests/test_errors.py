@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from course.checks import try_gemm
-from course.errors import explain, not_written_yet, plain_errors
-from course.launch import matmul, naive, tiled
+from course.checks.gemm import try_gemm
+from course.gemm.launch import matmul, naive, tiled
+from course.runtime.errors import explain, not_written_yet, plain_errors
 
 sys.setswitchinterval(5e-4)
 unwritten = kft.gemm_naive_not_implemented

@@ -22,8 +22,7 @@ from kernels_for_tests import (  # noqa: E402
 )
 
 import course  # noqa: E402, F401  (before numba: picks GPU or simulator)
-from course import backend  # noqa: E402
-from course.experiment import (  # noqa: E402
+from course.perf.experiment import (
     CUBLAS,
     NAIVE,
     NUMPY,
@@ -32,13 +31,13 @@ from course.experiment import (  # noqa: E402
     Row,
     check_writeup_correctness,
     exact_product,
-    format_table,
-    plot_experiment,
     run_writeup_experiment,
     smoke_test,
     tiled_name,
     writeup_inputs,
 )
+from course.perf.experiment_report import format_table, plot_experiment
+from course.runtime import backend  # noqa: E402
 
 ON_GPU = backend.detect().kind == "gpu"
 
@@ -228,7 +227,7 @@ def test_smoke_test_accepts_written_kernels():
 
 
 def test_smoke_test_names_the_unwritten_notebook():
-    from course.reuse import MissingAnswerError
+    from course.notebooks.reuse import MissingAnswerError
 
     def unwritten_factory(tile):
         raise NotImplementedError()
@@ -240,7 +239,7 @@ def test_smoke_test_names_the_unwritten_notebook():
 def test_smoke_test_puts_a_failing_kernel_in_one_line():
     from kernels_for_tests import gemm_naive_no_bounds
 
-    from course.reuse import MissingAnswerError
+    from course.notebooks.reuse import MissingAnswerError
 
     if ON_GPU:
         pytest.skip("on a GPU an index out of range raises nothing; the simulator stops at it")
@@ -252,7 +251,7 @@ def test_smoke_test_puts_a_failing_kernel_in_one_line():
 
 
 def test_smoke_test_catches_a_kernel_that_does_nothing():
-    from course.reuse import MissingAnswerError
+    from course.notebooks.reuse import MissingAnswerError
 
     with pytest.raises(MissingAnswerError, match="gemm_naive .notebook 2. computes"):
         smoke_test(does_nothing, make_gemm_tiled)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from course import gate
-from course.code_policy import DisallowedCodeError
-from course.kernel_source import bundle_for_test_cell
+from course.trust import gate
+from course.trust.code_policy import DisallowedCodeError
+from course.trust.kernel_source import bundle_for_test_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,7 +106,7 @@ def test_the_gate_is_silent_outside_test_cells_and_outside_ipython(shell, monkey
 
 
 def test_the_gate_does_nothing_in_the_graders_process(shell, monkeypatch):
-    from course import backend
+    from course.runtime import backend
 
     run(shell, "import os\ndef ai_x(n):\n    return float(n)\n")
     monkeypatch.setenv(backend.TRUSTED_ENV, "1")
@@ -138,7 +138,7 @@ def test_every_test_cell_of_the_course_opens_with_a_check_docstring():
 
 
 def test_with_the_audit_off_the_students_kernel_leaves_checks_to_the_grader(shell, monkeypatch):
-    from course import backend
+    from course.runtime import backend
 
     assert run(shell, "def ai_x(n):\n    return float(n)\n") is None
     monkeypatch.setenv(backend.AUTOGRADE_ENV, "autograde")

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import gemm_model as gm  # noqa: E402
 
-from course import gpu_classes  # noqa: E402
+from course.runtime import gpu_classes  # noqa: E402
 
 #: H200 measurements the model was NOT calibrated on (docs/results-gpu.md, 2026-11-29).
 H200_MEASURED = {  # (size, tile or None): median ms
@@ -98,7 +98,7 @@ def test_the_h200_check_reports_from_numbers(capsys):
 
 
 def test_the_h200_check_says_why_it_does_nothing_without_a_gpu():
-    from course import backend
+    from course.runtime import backend
 
     if backend.detect().kind == "gpu":
         pytest.skip("on a GPU the script measures for minutes: run it by hand")

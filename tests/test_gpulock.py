@@ -21,14 +21,14 @@ import pytest
 
 from autograder import gpulock as placement
 from autograder import sandbox
-from course import gpulock
+from course.runtime import gpulock
 
 ROOT = Path(__file__).resolve().parents[1]
 
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from course.gpulock import GpuLock
+    from course.runtime.gpulock import GpuLock
     lock = GpuLock(Path(sys.argv[1]))
     lock.acquire(sys.argv[2])
     print("held", time.time(), flush=True)
@@ -276,7 +276,7 @@ def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypat
     threading.Thread(target=release_later, daemon=True).start()
     queued = {"grade_id": "queued",
               "code": f"open({str(ready)!r}, 'w').close()\n"
-                      "from course import gpulock\nwith gpulock.exclusive():\n"
+                      "from course.runtime import gpulock\nwith gpulock.exclusive():\n"
                       "    print('timed alone')"}
     hangs = {"grade_id": "hangs", "code": "import time\ntime.sleep(6)"}
     results = trusted.run_jobs([queued, hangs], course_root=course, timeout_s=2.5)
@@ -286,8 +286,8 @@ def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypat
 
 
 def test_a_child_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypatch) -> None:
-    """course.isolated.run_job: while the heartbeat is fresh its clock stops."""
-    from course import isolated
+    """course.trust.runner.run_job: while the heartbeat is fresh its clock stops."""
+    from course.trust import runner as isolated
 
     job = {"task": "speedup", "bundles": {"student": {"source": "x = 1\n", "names": ["x"]}},
            "size": 64, "tile": 4, "repeats": 1, "seed": 0}
@@ -314,7 +314,7 @@ def test_kernel_launches_take_the_lock_shared(tmp_path: Path) -> None:
     """The launch hook finds Numba's launch path in the installed numba-cuda (checked in a
     process without the simulator, as on a GPU machine) and takes the lock before launching."""
     probe = textwrap.dedent("""
-        from course import gpulock
+        from course.runtime import gpulock
         assert gpulock.hold_shared_on_launch(), "numba-cuda's _Kernel.launch not found"
         from numba.cuda.dispatcher import _Kernel
         assert gpulock.current().mode is None
@@ -341,7 +341,7 @@ def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: 
         import time
         import numpy as np
         import course
-        from course import gpulock
+        from course.runtime import gpulock
         from numba import cuda
         assert gpulock.hold_shared_on_launch()
 

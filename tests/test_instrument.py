@@ -16,19 +16,15 @@ import kernels_for_tests as kft
 import numpy as np
 import pytest
 
-from course import backend, instrument, isolated
-from course.checks import random_operands
-from course.instrument import MAX_REPORTED, RunReport, instrumented_run
-from course.kernel_source import bundle_from_objects
-from course.launch import naive, tiled
-from course.traffic import (
-    TRAFFIC_SLACK,
-    TrafficCheckError,
-    TrafficReport,
-    check_traffic,
-    naive_reads,
-    tiled_reads,
-)
+from course.checks.traffic import TRAFFIC_SLACK, TrafficCheckError, TrafficReport, check_traffic
+from course.gemm import inspection, instrument
+from course.gemm.instrument import MAX_REPORTED, RunReport, instrumented_run
+from course.gemm.launch import naive, tiled
+from course.gemm.operands import random_operands
+from course.gemm.reads import naive_reads, tiled_reads
+from course.runtime import backend
+from course.trust import runner as isolated
+from course.trust.kernel_source import bundle_from_objects
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
@@ -221,30 +217,30 @@ def test_run_report_total():
 
 
 def test_inspect_tiled_rebuilds_from_source():
-    seen = isolated.inspect_tiled(kft.make_gemm_tiled, 4, PROBE, seed=3)
+    seen = inspection.inspect_tiled(kft.make_gemm_tiled, 4, PROBE, seed=3)
     assert seen["error"] is None and seen["problem"] is None
     assert seen["reads_a"] + seen["reads_b"] == 264
     assert seen["races"] == [] and seen["uninitialised"] == []
-    bad = isolated.inspect_tiled(kft.make_gemm_tiled_no_second_barrier, 4, PROBE, seed=3)
+    bad = inspection.inspect_tiled(kft.make_gemm_tiled_no_second_barrier, 4, PROBE, seed=3)
     assert bad["races"]
 
 
 def test_inspect_naive_counts_and_diagnoses():
-    seen = isolated.inspect_naive(kft.gemm_naive, (5, 3, 4), seed=3)
+    seen = inspection.inspect_naive(kft.gemm_naive, (5, 3, 4), seed=3)
     assert seen["reads_a"] + seen["reads_b"] == 120 and seen["problem"] is None
-    bad = isolated.inspect_naive(kft.gemm_naive_off_by_one, (5, 3, 4), seed=3)
+    bad = inspection.inspect_naive(kft.gemm_naive_off_by_one, (5, 3, 4), seed=3)
     assert "wrong values" in bad["problem"]
-    unwritten = isolated.inspect_naive(kft.gemm_naive_never_writes, (5, 3, 4), seed=3)
+    unwritten = inspection.inspect_naive(kft.gemm_naive_never_writes, (5, 3, 4), seed=3)
     assert unwritten["problem"] is not None
 
 
 def test_inspect_recognises_an_unwritten_c():
-    unwritten = isolated.inspect_naive(kft.gemm_naive_never_writes, (5, 3, 4), seed=3)
+    unwritten = inspection.inspect_naive(kft.gemm_naive_never_writes, (5, 3, 4), seed=3)
     assert "never written" in unwritten["problem"]
 
 
 def test_inspect_reports_an_index_error():
-    seen = isolated.inspect_tiled(kft.make_gemm_tiled_multiples_only, 4, PROBE, seed=3)
+    seen = inspection.inspect_tiled(kft.make_gemm_tiled_multiples_only, 4, PROBE, seed=3)
     assert seen["error"].startswith("index out of range for M=7, N=5, K=11")
 
 
@@ -315,8 +311,8 @@ def test_plain_simulator_shared_arrays_are_shared_even_with_a_slow_allocation(mo
 
     import numpy as np
 
-    from course.checks import random_operands
-    from course.launch import matmul, tiled
+    from course.gemm.launch import matmul, tiled
+    from course.gemm.operands import random_operands
 
     real_empty = np.empty
 

@@ -14,7 +14,8 @@ import kernels_for_tests as kft
 import numpy as np
 import pytest
 
-from course.kernel_source import (
+from course.gemm.launch import is_cuda_kernel, matmul, naive, tiled
+from course.trust.kernel_source import (
     DisallowedCodeError,
     SourceBundle,
     bundle_from_cells,
@@ -22,7 +23,6 @@ from course.kernel_source import (
     referenced_names,
     validate_module,
 )
-from course.launch import is_cuda_kernel, matmul, naive, tiled
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 

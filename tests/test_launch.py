@@ -8,7 +8,7 @@ import kernels_for_tests as kft
 import numpy as np
 import pytest
 
-from course.launch import (
+from course.gemm.launch import (
     NAIVE_BLOCK,
     TILES,
     GemmInputError,

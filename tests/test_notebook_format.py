@@ -41,7 +41,7 @@ def test_grade_ids_are_unique_and_readable(path: Path) -> None:
 def test_test_cells_are_self_contained(path: Path) -> None:
     """The grader re-runs each test cell with only the student's definitions: a test cell may
     use names from answer cells, and everything else it must import itself."""
-    from course.kernel_source import referenced_names
+    from course.trust.kernel_source import referenced_names
 
     nb = json.loads(path.read_text())
     answers = "\n".join("".join(c["source"]) for c in nb["cells"]

@@ -30,7 +30,7 @@ import pytest
 from nbclient import NotebookClient
 
 from autograder import samples
-from course import setup_cell
+from course.runtime import setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = sorted((ROOT / "release" / "week4").glob("*.ipynb"))

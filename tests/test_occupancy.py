@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from course.occupancy import (
+from course.gemm.occupancy import (
     ARCH_LIMITS,
     RESOURCES,
     UNLIMITED,
@@ -201,7 +201,7 @@ def test_describe_is_one_plain_line() -> None:
 
 def test_import_is_cheap() -> None:
     """Loading the module pulls in neither Numba nor CuPy."""
-    path = Path(__file__).resolve().parents[1] / "course" / "occupancy.py"
+    path = Path(__file__).resolve().parents[1] / "course" / "gemm" / "occupancy.py"
     code = (
         "import importlib.util as u, sys\n"
         f"spec = u.spec_from_file_location('occ', {str(path)!r})\n"

@@ -62,13 +62,13 @@ def test_the_table_shows_hand_grades_once_given() -> None:
 
 
 def test_workers_default_and_override(monkeypatch) -> None:
-    import course.backend
+    import course.runtime.backend
 
     monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
     monkeypatch.setattr(harness.os, "cpu_count", lambda: 16)
-    monkeypatch.setattr(course.backend, "driver_gpu_count", lambda: (1, ""))
+    monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (1, ""))
     assert harness.workers() == 8  # a GPU machine: half the cores
-    monkeypatch.setattr(course.backend, "driver_gpu_count", lambda: (0, "no driver"))
+    monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (0, "no driver"))
     assert harness.workers() == 4
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "3")
     assert harness.workers() == 3

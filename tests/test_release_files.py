@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from autograder import harness, release
-from course import config, setup_cell
+from course.runtime import config, setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = sorted((ROOT / "source" / "week4").glob("*.ipynb"))
@@ -222,7 +222,7 @@ def test_colab_urls_are_built_from_the_repository_url() -> None:
     assert config.colab_url("02_naive_gemm.ipynb", "https://github.com/me/gpu.git/", "v3") == (
         "https://colab.research.google.com/github/me/gpu/blob/v3/release/week4/"
         "02_naive_gemm.ipynb")
-    with pytest.raises(ValueError, match="COURSE_REPO_URL in course/config.py"):
+    with pytest.raises(ValueError, match="COURSE_REPO_URL in course/runtime/config.py"):
         config.colab_url("x.ipynb", "https://gitlab.com/me/gpu")
 
 
@@ -234,7 +234,7 @@ def test_release_warns_loudly_while_the_url_is_the_placeholder(monkeypatch, caps
     harness.main(["release", "--root", str(tmp_path)])
     err = capsys.readouterr().err
     assert built == [True]
-    assert "COURSE_REPO_URL is still the placeholder" in err and "course/config.py" in err
+    assert "COURSE_REPO_URL is still the placeholder" in err and "course/runtime/config.py" in err
     monkeypatch.setattr(config, "COURSE_REPO_URL", "https://github.com/someone/week4")
     assert release.placeholder_warning() is None
     harness.main(["release", "--root", str(tmp_path)])

@@ -11,10 +11,10 @@ import nbformat
 import numpy as np
 import pytest
 
-from course import reuse
-from course.kernel_source import DisallowedCodeError
-from course.launch import is_cuda_kernel, matmul, naive, tiled
-from course.reuse import MissingAnswerError, definitions_from
+from course.gemm.launch import is_cuda_kernel, matmul, naive, tiled
+from course.notebooks import reuse
+from course.notebooks.reuse import MissingAnswerError, definitions_from
+from course.trust.kernel_source import DisallowedCodeError
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 

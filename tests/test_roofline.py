@@ -10,9 +10,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
-import course.roofline as roofline  # noqa: E402
-from course.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, DeviceSpec, lookup  # noqa: E402
-from course.roofline import KernelPoint, Roof, percent_of_roof, plot_roofline  # noqa: E402
+import course.perf.roofline as roofline  # noqa: E402
+from course.perf.roofline import KernelPoint, Roof, percent_of_roof, plot_roofline  # noqa: E402
+from course.runtime.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, DeviceSpec, lookup  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -118,7 +118,7 @@ ATTACKS: dict = {}
 
 def test_every_sample_student_scores_as_expected(graded: tuple[Path, dict, str]) -> None:
     _, table, _ = graded
-    from course import backend
+    from course.runtime import backend
 
     assert sorted(table) == MEMBERS, "the grade table is not the graded class"
     problems = samples.compare(table, gpu=backend.detect().kind == "gpu", only_present=True)
@@ -222,7 +222,7 @@ def test_restored_metadata_is_said_in_the_table(graded) -> None:
 
 
 def test_gpu_checks_are_reported_not_measured_without_a_gpu(graded) -> None:
-    from course import backend
+    from course.runtime import backend
 
     if backend.detect().kind == "gpu":
         pytest.skip("this machine has a GPU: the speedup is measured")

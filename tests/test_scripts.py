@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
-from course import backend
+from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,7 +114,7 @@ def test_throughput_script_without_a_gpu(tmp_path, capsys, monkeypatch):
     """The throughput script's parts that need no grading: staging replicas, reading the
     progress lines and the speedup cells, the verdict check and the projection."""
     from autograder.progress import StudentResult
-    from course import backend as course_backend
+    from course.runtime import backend as course_backend
 
     script = load_script("gpu_throughput")
     root = tmp_path / "course"

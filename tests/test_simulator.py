@@ -8,8 +8,8 @@ import pytest
 from numba import cuda
 
 import course  # noqa: F401  (turns the simulator on and applies the fixes)
-from course.backend import detect
-from course.simulator import KERNEL_API, expose_kernel_api, make_barriers_event_driven
+from course.runtime.backend import detect
+from course.runtime.simulator import KERNEL_API, expose_kernel_api, make_barriers_event_driven
 
 pytestmark = pytest.mark.skipif(detect().kind != "simulator", reason="simulator only")
 

@@ -17,22 +17,18 @@ from typing import Any
 
 import pytest
 
-from course import backend
-from course.occupancy import ARCH_LIMITS, theoretical_occupancy
-from course.sweep import (
-    ASSUMED_REGS,
-    NEEDS_GPU,
+from course.checks.occupancy import (
     OccupancyPredictionError,
-    SweepRow,
     check_blocks_per_sm_prediction,
     check_occupancy_prediction,
-    load_week_kernels,
-    plot_sweep,
-    resolve_target,
-    rows_to_table,
-    run_sweep,
 )
-from course.traffic import tiled_reads
+from course.gemm.occupancy import ARCH_LIMITS, theoretical_occupancy
+from course.gemm.reads import tiled_reads
+from course.notebooks.tracks import load_week_kernels
+from course.perf.kernel_models import ASSUMED_REGS, resolve_target
+from course.perf.sweep import NEEDS_GPU, SweepRow, run_sweep
+from course.perf.sweep_table import plot_sweep, rows_to_table
+from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
 WEEK = ROOT / "source" / "week4"
@@ -56,7 +52,7 @@ def _grade_id(cell: dict[str, Any]) -> str:
 
 def solution(path: Path, *names: str) -> dict[str, Any]:
     """Definitions from a source notebook's code cells, rebuilt as the grader rebuilds them."""
-    from course.kernel_source import bundle_from_cells
+    from course.trust.kernel_source import bundle_from_cells
 
     cells = [_source(c) for c in _cells(path) if c["cell_type"] == "code"]
     ns = bundle_from_cells(cells, set(names)).load()
@@ -200,7 +196,7 @@ def test_panel_builds_with_classes_and_runs(week_kernels: dict[str, Any], monkey
     import matplotlib
 
     matplotlib.use("Agg")
-    from course.widgets import sweep_panel
+    from course.perf.widgets import sweep_panel
 
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     panel = sweep_panel({"naive": week_kernels["gemm_naive"],
@@ -223,7 +219,7 @@ def test_panel_builds_with_classes_and_runs(week_kernels: dict[str, Any], monkey
 
 
 def test_panel_under_autograde_returns_a_static_summary(week_kernels, monkeypatch) -> None:
-    from course.widgets import StaticSummary, sweep_panel
+    from course.perf.widgets import StaticSummary, sweep_panel
 
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     started = time.monotonic()
@@ -258,7 +254,7 @@ def _run_cell(code: str, namespace: dict[str, Any]) -> None:
 
 def _wrong(rule: str):
     """predict_blocks_per_sm with one rule of the occupancy model left out."""
-    from course.sweep import _blocks_variant
+    from course.checks.occupancy import _blocks_variant
 
     def predict_blocks_per_sm(cc, threads, regs, smem):
         return _blocks_variant(tuple(cc), threads, regs, smem, **{rule: False})

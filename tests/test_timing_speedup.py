@@ -14,11 +14,8 @@ import sys
 import kernels_for_tests as kft
 import pytest
 
-from course import backend, isolated, speedup, timing
-from course.backend import Backend, NoGPUError
-from course.kernel_source import SourceBundle, bundle_from_objects
-from course.launch import naive, tiled
-from course.speedup import (
+from course.checks import speedup
+from course.checks.speedup import (
     SPEEDUP_THRESHOLD,
     NotMeasuredError,
     SpeedupCheckError,
@@ -26,7 +23,14 @@ from course.speedup import (
     check_speedup,
     measure_speedup,
 )
-from course.timing import Timing, time_gemm, time_launch, time_launches
+from course.gemm import inspection
+from course.gemm.launch import naive, tiled
+from course.perf import timing
+from course.perf.timing import Timing, time_gemm, time_launch, time_launches
+from course.runtime import backend
+from course.runtime.backend import Backend, NoGPUError
+from course.trust import runner as isolated
+from course.trust.kernel_source import SourceBundle, bundle_from_objects
 
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
@@ -161,8 +165,8 @@ def fake_gpu(monkeypatch):
             if job["task"] == "inspect":
                 assert simulator is True
                 bundle = SourceBundle.from_json(job["bundles"]["bundle"])
-                return isolated._inspect(bundle, job["kind"], job["tile"], job["shape"],
-                                         job["seed"])
+                return inspection.inspect_task(bundle, job["kind"], job["tile"], job["shape"],
+                                               job["seed"])
             assert job["task"] == "speedup" and simulator is False
             jobs.append(job)
             return result
@@ -233,7 +237,7 @@ def test_a_wrong_tiled_kernel_is_never_timed(fake_gpu, variant):
 
 
 def test_refused_source_never_reaches_the_gpu(fake_gpu):
-    from course.kernel_source import DisallowedCodeError
+    from course.trust.kernel_source import DisallowedCodeError
 
     jobs = fake_gpu({"ms": {"tiled": 1.0, "own naive": 9.0}})
 
@@ -246,17 +250,25 @@ def test_refused_source_never_reaches_the_gpu(fake_gpu):
 
 
 def test_the_child_process_knows_the_speedup_task():
-    # Regression: run as `python -m course.isolated` the module is __main__, and tasks that
-    # course.speedup registered in course.isolated were not found (KeyError: 'speedup').
-    # A student bundle without the kernels: the task itself should report that, cheaply.
+    # The child (`python -m course._isolated`) finds the task in its one table
+    # (course._isolated.tasks). A student bundle without the kernels: the task itself should
+    # report that, cheaply.
     job = {"task": "speedup", "bundles": {"student": {"source": "x = 1\n", "names": ["x"]}},
            "size": 64, "tile": 4, "repeats": 1, "seed": 0}
     out = isolated.run_job(job, simulator=True, timeout_s=120)
     assert "make_gemm_tiled" in out["error"]
 
 
+def test_the_child_process_refuses_a_task_it_does_not_list():
+    # Only the tasks of course._isolated.tasks run; any other name is an error, not an import.
+    job = {"task": "os.system", "bundles": {}}
+    out = isolated.run_job(job, simulator=True, timeout_s=120)
+    assert "no task named 'os.system'" in out["error"]
+    assert "speedup" in out["error"]  # the message lists the known tasks
+
+
 def test_the_threshold_comes_from_the_class_of_the_gpu_it_ran_on(fake_gpu, monkeypatch):
-    from course import gpu_classes
+    from course.runtime import gpu_classes
 
     turing = dataclasses.replace(gpu_classes.CLASSES[1], speedup_threshold=4.0)
     monkeypatch.setattr(gpu_classes, "CLASSES", (gpu_classes.CLASSES[0], turing))
@@ -296,7 +308,7 @@ def test_timed_launches_of_a_correct_kernel_are_verified_and_timed():
 
 def test_a_kernel_lazy_at_the_timed_size_fails_its_timing():
     # Right on the small shapes of the correctness checks (K < 32), lazy at the timed size.
-    from course.checks import check_naive_gemm
+    from course.checks.gemm import check_naive_gemm
 
     lazy = naive(kft.gemm_naive_lazy_at_large_k)
     check_naive_gemm(kft.gemm_naive_lazy_at_large_k, shapes=((5, 7, 9), (17, 3, 31)),
@@ -338,13 +350,13 @@ def test_the_speedup_task_reports_a_lazy_kernel_as_not_correct_at_the_timed_size
                   kft.gemm_naive_lazy_at_large_k}
     student = bundle_from_objects(lazy_tiled)
     # The task's quick correctness look uses K < 32 here; the timed size, 40³, does not.
-    out = speedup._speedup_task(student, size=40, tile=4, repeats=1, seed=0,
+    out = speedup.speedup_task(student, size=40, tile=4, repeats=1, seed=0,
                                 check_shape=(9, 7, 5))
     assert out["error"].startswith("the own naive: what the timed launches computed is wrong")
     assert "only counts for launches that computed C = A·B at the timed size, 40³" in out["error"]
     good = bundle_from_objects({"make_gemm_tiled": kft.make_gemm_tiled,
                                 "gemm_naive": kft.gemm_naive})
-    assert speedup._speedup_task(good, size=24, tile=4, repeats=1, seed=0,
+    assert speedup.speedup_task(good, size=24, tile=4, repeats=1, seed=0,
                                  check_shape=(9, 7, 5))["verified"]
 
 
@@ -388,7 +400,7 @@ def test_exact_checks_verify_every_timed_batch_of_a_streaming_kernel():
     import numpy as np
     from numba import cuda
 
-    from course.verify import exact_check
+    from course.perf.verify import exact_check
 
     @cuda.jit
     def add(a, b, c):

@@ -12,21 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from course import backend
-from course.cudac import cpu, gpu, nvrtc
-from course.cudac.source import CudaCompileError
-from course.occupancy import theoretical_occupancy
-from course.reuse import MissingAnswerError
-from course.sweep import (
-    as_kernel_model,
-    cuda_counts,
-    load_week_kernels,
-    resolve_target,
-    resource_report,
-    rows_to_table,
-    run_sweep,
-)
-from course.tracks import CUDA_C, NUMBA, load_gemm_kernels
+from course.gemm.cudac import cpu, gpu, nvrtc
+from course.gemm.cudac.source import CudaCompileError
+from course.gemm.occupancy import theoretical_occupancy
+from course.notebooks.reuse import MissingAnswerError
+from course.notebooks.tracks import CUDA_C, NUMBA, load_gemm_kernels, load_week_kernels
+from course.perf.kernel_models import as_kernel_model, cuda_counts, resolve_target
+from course.perf.sweep import run_sweep
+from course.perf.sweep_table import resource_report, rows_to_table
+from course.runtime import backend
 from tests import cudac_kernels as k
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +176,7 @@ def test_a_cuda_c_kernel_that_does_not_compile_is_reported() -> None:
 
 
 def test_without_nvrtc_the_registers_are_assumed_and_said_so(monkeypatch) -> None:
-    import course.kernel_models as models
+    import course.perf.kernel_models as models
 
     def no_nvrtc(*args, **kwargs):
         raise nvrtc.NvrtcUnavailableError("NVRTC was not found")
@@ -239,7 +233,7 @@ def test_load_week_kernels_names_both_unwritten_tracks(tmp_path: Path, capsys) -
 @needs_nvrtc
 @pytest.mark.skipif(backend.detect().kind == "gpu", reason="the panel's model-only view")
 def test_panel_shows_the_compilers_count_for_cuda_c(monkeypatch) -> None:
-    from course.widgets import sweep_panel
+    from course.perf.widgets import sweep_panel
 
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     panel = sweep_panel({"tiled": k.TILED}, size=256)

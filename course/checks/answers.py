@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from course import gate
+from course.trust import gate
 
 
 class AnswerError(AssertionError):

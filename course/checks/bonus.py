@@ -15,8 +15,8 @@ y ↔ rows, as before. It must be right for every M, N, K ≥ 1.
 
 :class:`RegisterTiling` describes any such configuration (the GPU ladder in
 ``scripts/gpu_bonus_ladder.py`` tries bigger ones), :func:`check_register_tiled` checks a
-kernel with the guarded runs and diagnoses of :mod:`course.checks`, and :func:`sweep_model`
-puts it into the tile sweep of :mod:`course.sweep`.
+kernel with the guarded runs and diagnoses of :mod:`course.checks.gemm`, and :func:`sweep_model`
+puts it into the tile sweep of :mod:`course.perf.sweep`.
 """
 
 from __future__ import annotations
@@ -28,18 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from course import gate
-from course.checks import (
-    GemmReport,
-    Shape,
-    _check_cases,
-    _require_runnable,
-    _rng,
-    not_written,
-)
-from course.kernel_models import KernelModel
-from course.launch import GemmInputError, GemmKernel, Launch, NotAKernelError, is_cuda_kernel
-from course.launch import require_kernel as _require_kernel
+from course.checks.gemm import GemmReport, not_written, run_cases
+from course.gemm.launch import GemmInputError, GemmKernel, Launch, NotAKernelError, is_cuda_kernel
+from course.gemm.launch import require_kernel as _require_kernel
+from course.gemm.operands import Shape
+from course.perf.kernel_models import KernelModel
+from course.runtime import backend
+from course.runtime.seeds import generator
+from course.trust import gate
 
 __all__ = [
     "CONTRACT",
@@ -140,21 +136,21 @@ def check_register_tiled(factory: Callable[[], Any], shapes: Sequence[Shape] | N
 
     Each shape gets fresh random inputs, guard regions around A, B and C (a read past A or B
     poisons the result, a write past C is seen) and C poisoned with a marked NaN, then a
-    float64 comparison with a diagnosis of what went wrong (see :mod:`course.checks`).
+    float64 comparison with a diagnosis of what went wrong (see :mod:`course.checks.gemm`).
     """
     gate.begin_check("check_register_tiled")
-    kind = _require_runnable()
+    kind = backend.require_runnable()
     if shapes is None:
         shapes = GPU_SHAPES if kind == "gpu" else SIM_SHAPES
     shapes = tuple(shapes)
-    rng = _rng(seed)
+    rng = generator(seed)
     try:
         gk = register_tiled(factory, config)
     except NotImplementedError:
         raise not_written("make_gemm_register_tiled") from None
     # The course's one check loop: guard regions, poisoned C, diagnosis; the K-tail hint uses
     # this kernel's step along K (BK), its edges the block tile (BM).
-    worst = _check_cases(gk, shapes, rng, block=config.bm, k_step=config.bk)
+    worst = run_cases(gk, shapes, rng, block=config.bm, k_step=config.bk)
     report = GemmReport(f"make_gemm_register_tiled ({config.describe()})", shapes, kind, worst)
     if not quiet:
         print(report)

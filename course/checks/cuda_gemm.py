@@ -1,12 +1,12 @@
 """Correctness and traffic checks for the CUDA C kernels, as strict as the Numba track's.
 
-The same rules as :mod:`course.checks` and :mod:`course.traffic`, with the same messages:
-fresh random inputs, ragged shapes, C poisoned with a marked NaN, a float64 reference with a
-tolerance scaled to each element. Where the kernel runs:
+The same rules as :mod:`course.checks.gemm` and :mod:`course.checks.traffic`, with the same
+messages: fresh random inputs, ragged shapes, C poisoned with a marked NaN, a float64 reference
+with a tolerance scaled to each element. Where the kernel runs:
 
 * **On a GPU** (CuPy present): through ``cupy.RawKernel``, with A and B inside NaN guard
-  regions and C inside a sentinel (:mod:`course.cudac.gpu`).
-* **Without one**: on the course's CPU runner (:mod:`course.cudac.cpu`), which stops nothing
+  regions and C inside a sentinel (:mod:`course.gemm.cudac.gpu`).
+* **Without one**: on the course's CPU runner (:mod:`course.gemm.cudac.cpu`), which stops nothing
   but reports every out-of-bounds index exactly, with the thread and the source line.
 
 Barriers and memory traffic are always judged on the CPU runner, GPU or not: it runs the
@@ -17,36 +17,23 @@ A and B the kernel reads — a measurement, not a search of the source text.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from course import gate
-from course.checks import (
-    C_GUARD,
-    C_POISON_BITS,
-    GPU_SHAPES,
-    INPUT_GUARD_BITS,
-    RACE_PROBE_TILE,
-    GemmCheckError,
-    GemmReport,
-    diagnose,
-    random_operands,
-)
-from course.cudac import cpu, gpu, nvrtc
-from course.cudac.launch import CudaGemm, naive, tiled, where
-from course.cudac.source import NAIVE, TILED, KernelSpec
-from course.launch import TILES
-from course.speedup import NotMeasuredError
-from course.traffic import (
-    TRAFFIC_SLACK,
-    TrafficCheckError,
-    TrafficReport,
-    naive_reads,
-    tiled_reads,
-)
+from course.checks.gemm import GPU_SHAPES, RACE_PROBE_TILE, GemmCheckError, GemmReport
+from course.checks.speedup import NotMeasuredError
+from course.checks.traffic import TRAFFIC_SLACK, TrafficCheckError, TrafficReport
+from course.gemm.cudac import cpu, gpu, nvrtc
+from course.gemm.cudac.launch import CudaGemm, naive, tiled, where
+from course.gemm.cudac.source import NAIVE, TILED, KernelSpec
+from course.gemm.launch import TILES
+from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+from course.gemm.reads import naive_reads, tiled_reads
+from course.runtime.errors import not_written_message
+from course.runtime.seeds import fresh_seed, generator
+from course.trust import gate
 
 Shape = tuple[int, int, int]
 
@@ -61,20 +48,15 @@ class CheckNotRunError(NotMeasuredError):
     fail, and the grade table says so."""
 
 
-def _rng(seed: int | None) -> np.random.Generator:
-    return np.random.default_rng(seed if seed is not None else int.from_bytes(os.urandom(8)))
-
-
 def _wrap(spec: KernelSpec, build: Any) -> CudaGemm:
     """Compile (NVRTC) through ``build``; turn 'not written' and missing tools into their
     course errors."""
     try:
         return build()
     except NotImplementedError:
-        raise GemmCheckError(
-            f"{spec.variable} is not written yet: replace the placeholder lines "
-            "`# YOUR CODE HERE` and `raise NotImplementedError()` inside the string with your "
-            "CUDA C") from None
+        raise GemmCheckError(not_written_message(
+            spec.variable, "the placeholder lines `# YOUR CODE HERE` and "
+            "`raise NotImplementedError()` inside the string", "with your CUDA C")) from None
     except (nvrtc.NvrtcUnavailableError, cpu.CpuRunnerUnavailableError) as exc:
         raise CheckNotRunError(f"{spec.variable} could not be checked here: {exc}") from None
 
@@ -104,7 +86,8 @@ def run_guarded(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray,
     return run.C, run.wrote_outside, run.problems
 
 
-def _check_cases(gk: CudaGemm, shapes: Sequence[Shape], rng: np.random.Generator) -> float:
+def run_cases(gk: CudaGemm, shapes: Sequence[Shape], rng: np.random.Generator) -> float:
+    """Run ``gk`` on every shape; raise GemmCheckError on the first failure; the worst error."""
     worst = 0.0
     for M, N, K in shapes:
         A, B = random_operands(M, N, K, rng)
@@ -136,8 +119,8 @@ def check_naive_gemm_cuda(source: Any, shapes: Sequence[Shape] | None = None,
     gate.begin_check("check_naive_gemm_cuda")
     gk = _wrap(NAIVE, lambda: naive(source))
     shapes = tuple(shapes or _default_shapes())
-    report = GemmReport("gemm_naive (CUDA C)", shapes, _label(), _check_cases(gk, shapes,
-                                                                             _rng(seed)))
+    report = GemmReport("gemm_naive (CUDA C)", shapes, _label(), run_cases(gk, shapes,
+                                                                             generator(seed)))
     if not quiet:
         print(report)
     return report
@@ -163,7 +146,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
                           ) -> GemmReport:
     """Check ``GEMM_TILED_CUDA`` for every tile on ragged shapes, barriers included."""
     gate.begin_check("check_tiled_gemm_cuda")
-    rng = _rng(seed)
+    rng = generator(seed)
     shapes = tuple(shapes or _default_shapes())
     # Barriers first (a race can look like any other wrong value), watched on the CPU runner
     # at one small tile whose K spans several tiles, so both barriers matter.
@@ -176,7 +159,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
     worst = 0.0
     for tile in tiles:
         gk = _wrap(TILED, lambda tile=tile: tiled(source, tile))
-        worst = max(worst, _check_cases(gk, shapes, rng))
+        worst = max(worst, run_cases(gk, shapes, rng))
     report = GemmReport(f"gemm_tiled (CUDA C, TILE {', '.join(map(str, tiles))})", shapes,
                         _label(), worst)
     if not quiet:
@@ -189,7 +172,7 @@ def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
     """Count ``GEMM_TILED_CUDA``'s reads of A and B at ``TILE=tile``; fail if too many."""
     gate.begin_check("check_traffic_cuda")
     M, N, K = shape or (tile + 3, tile + 1, 2 * tile + 3)
-    seen = watch(source, tile, (M, N, K), int.from_bytes(os.urandom(4)))
+    seen = watch(source, tile, (M, N, K), fresh_seed())
     # Races are the correctness check's business (as in the Numba track): a kernel with a
     # missing barrier still has a tiled kernel's traffic. An access outside the arrays or a
     # crash leaves nothing to count.

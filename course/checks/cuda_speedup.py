@@ -1,6 +1,6 @@
 """Is the tiled CUDA C kernel really faster? The Numba track's measurement, for CUDA C.
 
-The same design as :mod:`course.speedup`: a fresh process receives only the kernels' source
+The same design as :mod:`course.checks.speedup`: a fresh process receives only the kernels' source
 (here plain CUDA C strings), compiles them with CuPy into its own empty kernel cache, checks
 each once with guards, and times the student's tiled kernel (TILE 32), the student's naive
 kernel and, when the grader supplies it, the course's reference naive kernel, interleaved on
@@ -24,10 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from course import gate, gpulock, isolated
-from course.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
-from course.timing import time_launches
-from course.verify import OutputCheck, UnverifiedTimingError
+from course.checks.cuda_gemm import watch
+from course.checks.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
+from course.gemm.cudac import gpu
+from course.gemm.cudac.launch import CudaGemm
+from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
+from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+from course.perf.timing import time_launches
+from course.perf.verify import OutputCheck, UnverifiedTimingError
+from course.runtime import gpulock
+from course.runtime.seeds import fresh_seed
+from course.trust import gate, runner
 
 SPEEDUP_THRESHOLD_CUDA = 1.25
 SPEEDUP_SIZE = 2048
@@ -37,14 +44,10 @@ SPEEDUP_REPEATS = 20
 REFERENCE_KEY = "GEMM_NAIVE_CUDA"
 
 
-def _speedup_cuda_task(*, tiled_source: str, naive_source: str,
+def speedup_cuda_task(*, tiled_source: str, naive_source: str,
                        reference_source: str | None = None, size: int, tile: int,
                        repeats: int, seed: int) -> dict[str, Any]:
     """Child-process side: compile with CuPy, check each kernel once, time them."""
-    from course.checks import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
-    from course.cudac import gpu
-    from course.cudac.launch import CudaGemm
-    from course.cudac.source import NAIVE, TILED
 
     if not isinstance(tiled_source, str) or not isinstance(naive_source, str):
         return {"error": "the kernels must be CUDA C strings"}
@@ -93,8 +96,7 @@ def _speedup_cuda_task(*, tiled_source: str, naive_source: str,
 def _output_check(cp: Any, A: np.ndarray, B: np.ndarray, dA: Any, dB: Any, dC: Any,
                   block: int) -> OutputCheck:
     """Poison ``dC`` before each timed sample; after it, compare with a float64 reference on
-    the device (the course's tolerance, scaled for K), as :mod:`course.verify` does."""
-    from course.checks import C_POISON_BITS, diagnose
+    the device (the course's tolerance, scaled for K), as :mod:`course.perf.verify` does."""
 
     a64, b64 = dA.astype(cp.float64), dB.astype(cp.float64)
     ref = a64 @ b64
@@ -116,9 +118,6 @@ def _output_check(cp: Any, A: np.ndarray, B: np.ndarray, dA: Any, dB: Any, dC: A
     return OutputCheck(poison, check)
 
 
-isolated.register_task("speedup_cuda", _speedup_cuda_task)
-
-
 def _reference_source() -> str | None:
     path = os.environ.get(REFERENCE_ENV)
     if not path:
@@ -132,9 +131,6 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
                          tile: int = SPEEDUP_TILE, repeats: int = SPEEDUP_REPEATS
                          ) -> SpeedupReport:
     """Time TILE-32 vs naive in a fresh GPU process; raise NotMeasuredError without a GPU."""
-    from course.cudac import gpu
-    from course.cudac.checks import watch
-    from course.cudac.source import NAIVE, TILED, compile_kernel
 
     gate.begin_check("measure_speedup_cuda")
     if not gpu.available():
@@ -144,17 +140,17 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
     compile_kernel(naive_source, NAIVE)
     # A deterministic look on the CPU runner first: a kernel with a barrier race can pass or
     # fail a GPU run by luck, and the same submission must always get the same verdict.
-    seen = watch(tiled_source, 8, (11, 9, 19), int.from_bytes(os.urandom(4)))
+    seen = watch(tiled_source, 8, (11, 9, 19), fresh_seed())
     problem = (seen.problems or seen.races or seen.uninitialised or [None])[0]
     if problem:
         raise SpeedupCheckError(f"no speedup points yet: gemm_tiled (TILE=8) is not correct "
                                 f"({problem}); fix the correctness tests first")
     compile_kernel(tiled_source, TILED, tile)
-    job = {"task": "speedup_cuda", "module": "course.cudac.speedup", "bundles": {},
+    job = {"task": "speedup_cuda", "bundles": {},
            "tiled_source": tiled_source, "naive_source": naive_source,
            "reference_source": _reference_source(), "size": size, "tile": tile,
-           "repeats": repeats, "seed": int.from_bytes(os.urandom(4))}
-    out = isolated.run_job(job, simulator=False)
+           "repeats": repeats, "seed": fresh_seed()}
+    out = runner.run_job(job, simulator=False)
     if out.get("error"):
         raise SpeedupCheckError(f"no speedup points: {out['error']}")
     ms = out["ms"]

@@ -1,14 +1,14 @@
 """Is the tiled kernel really faster? A fair, hard-to-fool measurement on a real GPU.
 
 The timing happens in a fresh process that receives only the kernels' source (validated by
-:mod:`course.kernel_source`), so nothing the notebook did to ``time``, CUDA events, NumPy or
+:mod:`course.trust.kernel_source`), so nothing the notebook did to ``time``, CUDA events, NumPy or
 ``course`` can reach it. Inside, the student's tiled kernel, the student's naive kernel and
 (when the grader supplies it) the course's reference naive kernel run interleaved on the
 same fresh inputs, and the verdict is a *ratio* of medians measured in that one run —
 independent of how fast the particular GPU is.
 
 The threshold belongs to the class of GPU the measurement ran on
-(:func:`course.gpu_classes.for_device`): measured on an H200 (docs/results-gpu.md: a correct
+(:func:`course.runtime.gpu_classes.for_device`): measured on an H200 (docs/results-gpu.md: a correct
 tile-32 kernel ran 5.3–6.0× faster than the reference naive kernel at 1024³–2048³, while a
 "tiled" kernel that still reads A and B from global memory in its inner loop ran at 0.8×),
 estimated for a T4 (docs/t4-estimate.md). The report names the class and its basis.
@@ -22,8 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from course import backend, gate, gpu_classes, gpulock, isolated
-from course.kernel_source import SourceBundle, bundle_from_objects
+from course.gemm import inspection
+from course.gemm.launch import naive, tiled
+from course.gemm.operands import diagnose, random_operands, run_guarded
+from course.perf.timing import UnverifiedTimingError, time_gemm
+from course.runtime import backend, gpu_classes, gpulock
+from course.runtime.seeds import fresh_seed
+from course.trust import gate, runner
+from course.trust.kernel_source import SourceBundle, bundle_from_objects
 
 #: the bar where the GPU's class has no other (see course.gpu_classes).
 SPEEDUP_THRESHOLD = gpu_classes.OTHER.speedup_threshold
@@ -65,16 +71,12 @@ class SpeedupReport:
 CHECK_SHAPE = (97, 61, 75)
 
 
-def _speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *,
+def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *,
                   size: int, tile: int, repeats: int, seed: int,
                   check_shape: tuple[int, int, int] = CHECK_SHAPE) -> dict[str, Any]:
     """Child-process side: rebuild kernels from source, check them once, then time them,
-    verifying every timed launch (:func:`course.timing.time_gemm`)."""
+    verifying every timed launch (:func:`course.perf.timing.time_gemm`)."""
     import numpy as np
-
-    from course.checks import diagnose, random_operands, run_guarded
-    from course.launch import naive, tiled
-    from course.timing import UnverifiedTimingError, time_gemm
 
     ns = student.load()
     gemms = {"tiled": tiled(ns["make_gemm_tiled"], tile), "own naive": naive(ns["gemm_naive"])}
@@ -98,9 +100,6 @@ def _speedup_task(student: SourceBundle, reference: SourceBundle | None = None, 
     b = backend.detect()
     return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": b.device_name,
             "compute_capability": b.compute_capability, "verified": True}
-
-
-isolated.register_task("speedup", _speedup_task)
 
 
 def _reference_bundle() -> SourceBundle | None:
@@ -129,7 +128,7 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     student = bundle_from_objects({"make_gemm_tiled": make_gemm_tiled, "gemm_naive": gemm_naive})
     # First a deterministic look on the simulator: a kernel with a barrier race can pass or
     # fail a GPU run by luck, and the same submission must always get the same verdict.
-    seen = isolated.inspect_tiled(make_gemm_tiled, 8, (11, 9, 19), int.from_bytes(os.urandom(4)))
+    seen = inspection.inspect_tiled(make_gemm_tiled, 8, (11, 9, 19), fresh_seed())
     problem = seen.get("error") or (seen.get("races") or [None])[0] or \
         (seen.get("uninitialised") or [None])[0] or seen.get("problem")
     if problem:
@@ -138,10 +137,10 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     reference = _reference_bundle()
     job = {"task": "speedup", "bundles": {"student": student.to_json()},
            "size": size, "tile": tile, "repeats": repeats,
-           "seed": int.from_bytes(os.urandom(4))}
+           "seed": fresh_seed()}
     if reference is not None:
         job["bundles"]["reference"] = reference.to_json()
-    out = isolated.run_job(job, simulator=False)
+    out = runner.run_job(job, simulator=False)
     if out.get("not_measured"):
         raise NotMeasuredError(f"speedup not measured: {out['not_measured']}")
     if out.get("error"):

@@ -1,7 +1,6 @@
-"""The CUDA C track: kernels written as CUDA C strings, launched through CuPy's RawKernel.
-
-Layers, imports pointing down: ``checks`` and ``speedup`` (what notebooks call) → ``launch``
-(the contract's shapes and arguments) → ``gpu`` (CuPy) and ``cpu`` (the course's CPU runner)
-→ ``source`` (what the course adds to a student's text, NVRTC's verdict) → ``nvrtc``.
-docs/cuda-c-track.md explains the design and the measurements behind it.
+"""The CUDA C track's notebook paths (``course.cudac.checks``, ``.speedup``, ``.source``,
+``.launch``), kept as re-exports. The code lives in the layers: :mod:`course.gemm.cudac`
+(NVRTC, source, CPU runner, CuPy, launches), :mod:`course.perf.cuda_experiment` and
+:mod:`course.checks` (``cuda_gemm``, ``cuda_speedup``). docs/cuda-c-track.md explains the
+design and the measurements behind it.
 """

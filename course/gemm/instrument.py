@@ -12,7 +12,7 @@ This module uses that to measure two things a GPU hides:
   thread read in the same epoch raced too (a missing barrier after the multiply loop).
   The verdict does not depend on how the simulator happened to schedule the threads.
 
-Only meaningful under ``NUMBA_ENABLE_CUDASIM=1``; :mod:`course.isolated` runs it in a
+Only meaningful under ``NUMBA_ENABLE_CUDASIM=1``; :mod:`course.trust.runner` runs it in a
 separate simulator process when the notebook itself runs on a GPU.
 """
 
@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from course.gemm.launch import check_operands, quiet_numba
+from course.gemm.operands import C_POISON_BITS
 
 MAX_REPORTED = 5
 _BARRIER_HINT = (
@@ -211,20 +214,17 @@ def _counting_array(data: np.ndarray, counter: _Counter) -> Any:
 
 
 def instrumented_run(gemm: Any, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, RunReport]:
-    """Launch a :class:`course.launch.GemmKernel` on the simulator, watching every access.
+    """Launch a :class:`course.gemm.launch.GemmKernel` on the simulator, watching every access.
 
     Returns C (poisoned with NaN before the launch) and the report. Errors raised by the
     kernel (such as an out-of-bounds index) propagate to the caller.
     """
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
-    from course.launch import check_operands, quiet_numba
-
     M, N, _ = check_operands(A, B)
     report = RunReport()
     count_a, count_b = _Counter(), _Counter()
     dA, dB = _counting_array(A, count_a), _counting_array(B, count_b)
-    from course.checks import C_POISON_BITS
 
     # The same marked NaN as the checks use, so "never written" is told apart from "NaN".
     C = np.full((M, N), C_POISON_BITS, dtype=np.uint32).view(np.float32)

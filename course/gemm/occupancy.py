@@ -266,7 +266,7 @@ def _is_simulator_kernel(kernel: Any) -> bool:
 
 def _cupy_call(fn: Any) -> Any:
     """Run a CuPy query, turning "no GPU / no driver" into ResourcesUnavailableError."""
-    import cupy
+    import cupy  # optional, heavy: imported when used (import course stays light)
 
     errors = (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError)
     try:
@@ -360,7 +360,7 @@ def driver_occupancy(kernel: Any, threads_per_block: int, dynamic_smem: int = 0)
     if _is_simulator_kernel(kernel):
         raise ResourcesUnavailableError(_NO_GPU)
     if _is_cupy_kernel(kernel):
-        import cupy
+        import cupy  # optional, heavy: imported when used (import course stays light)
 
         return _cupy_call(lambda: int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             kernel.kernel.ptr, threads, dyn)))

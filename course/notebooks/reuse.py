@@ -2,9 +2,9 @@
 
 Later notebooks (the experiment, the roofline, the sweep) need ``gemm_naive`` and
 ``make_gemm_tiled`` (in the CUDA C track ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA``;
-:mod:`course.tracks` picks the track). Rather than copying code between notebooks, they
+:mod:`course.notebooks.tracks` picks the track). Rather than copying code between notebooks, they
 read the earlier notebook from disk and rebuild just the named definitions, with the same
-rules the grader applies (:func:`course.kernel_source.bundle_from_cells`).
+rules the grader applies (:func:`course.trust.kernel_source.bundle_from_cells`).
 
 Where the earlier notebook is looked for, in this order:
 
@@ -31,8 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from course import backend
-from course.kernel_source import bundle_from_cells
+from course.runtime import backend
+from course.runtime.errors import MissingAnswerError
+from course.trust.kernel_source import bundle_from_cells
 
 #: where Colab mounts Google Drive, and the student's "My Drive" inside it.
 DRIVE_MOUNT = Path("/content/drive")
@@ -42,10 +43,6 @@ DEFAULT_DRIVE_FOLDER = "Colab Notebooks"
 MEMORY_NAME = ".gpu-course-week4.json"
 
 _chosen_folder: Path | None = None  # named with use_folder / use_drive_folder in this process
-
-
-class MissingAnswerError(RuntimeError):
-    """The earlier notebook is missing, or its answer has not been written yet."""
 
 
 # --------------------------------------------------------------------------------- where
@@ -144,7 +141,7 @@ def use_folder(folder: str | Path) -> Path:
 
 
 def _mount_drive() -> None:  # pragma: no cover - needs Colab
-    from google.colab import drive
+    from google.colab import drive  # optional: imported when used
 
     drive.mount(str(DRIVE_MOUNT))
 

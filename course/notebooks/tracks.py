@@ -4,12 +4,12 @@ Notebooks 2 and 3 come in two versions: ``02_naive_gemm`` / ``03_tiled_gemm`` in
 (``gemm_naive``, ``make_gemm_tiled``) and ``02c_naive_gemm_cuda`` / ``03c_tiled_gemm_cuda``
 in CUDA C (``GEMM_NAIVE_CUDA``, ``GEMM_TILED_CUDA``). A later notebook that reruns the week's
 experiment needs the pair a student wrote, whichever it is. :func:`load_gemm_kernels` reads
-them from disk (:func:`course.reuse.definitions_from`, the grader's rules), runs each on a
+them from disk (:func:`course.notebooks.reuse.definitions_from`, the grader's rules), runs each on a
 1×1×1 product, and returns the first track whose two kernels work: Numba first, then CUDA C
 (or only the track asked for). When neither works it says why for each, in a line or two.
 
 The result, :class:`TrackKernels`, knows how to run the week's experiment with its own
-track's machinery (:mod:`course.experiment` for Numba, :mod:`course.cudac.experiment` for
+track's machinery (:mod:`course.perf.experiment` for Numba, :mod:`course.perf.cuda_experiment` for
 CUDA C), so a notebook needs no ``if`` per track. The tile sweep of notebook 6 takes the
 kernels one by one instead (:func:`load_week_kernels`: each from the first track where it is
 written, and the bonus kernel of notebook 7).
@@ -24,30 +24,30 @@ from typing import Any
 
 import numpy as np
 
-from course import backend
-from course.bonus import sweep_model
-from course.code_policy import DisallowedCodeError
-from course.cudac import gpu
-from course.cudac.experiment import (
+from course.checks.bonus import sweep_model
+from course.gemm.cudac import gpu
+from course.gemm.cudac.nvrtc import NvrtcUnavailableError
+from course.gemm.cudac.source import NAIVE as CUDA_NAIVE
+from course.gemm.cudac.source import TILED as CUDA_TILED
+from course.gemm.cudac.source import CudaCompileError, CudaSourceError, compile_kernel
+from course.gemm.launch import matmul
+from course.gemm.launch import naive as numba_naive
+from course.notebooks.reuse import MissingAnswerError, definitions_from, locate
+from course.perf.cuda_experiment import (
     GPU_ONLY,
     check_writeup_correctness_cuda,
     run_writeup_experiment_cuda,
     smoke_test_cuda,
 )
-from course.cudac.nvrtc import NvrtcUnavailableError
-from course.cudac.source import NAIVE as CUDA_NAIVE
-from course.cudac.source import TILED as CUDA_TILED
-from course.cudac.source import CudaCompileError, CudaSourceError, compile_kernel
-from course.errors import explain, not_written_yet
-from course.experiment import (
+from course.perf.experiment import (
     ExperimentResult,
     check_writeup_correctness,
     run_writeup_experiment,
     smoke_test,
 )
-from course.launch import matmul
-from course.launch import naive as numba_naive
-from course.reuse import MissingAnswerError, definitions_from, locate
+from course.runtime import backend
+from course.runtime.errors import explain, not_written_yet
+from course.trust.code_policy import DisallowedCodeError
 
 __all__ = ["CUDA_C", "NUMBA", "TRACKS", "WEEK_KERNELS", "Track", "TrackKernels",
            "load_gemm_kernels", "load_week_kernels"]
@@ -170,7 +170,7 @@ def load_gemm_kernels(track: str | None = None, folder: str | Path | None = None
     ``track`` is ``"Numba"``, ``"CUDA C"`` or None: try Numba, and CUDA C when the Numba
     notebooks are missing, unwritten or failing (a student who did both tracks picks one
     with ``track``). ``folder`` is where the notebooks are (default: where
-    :func:`course.reuse.locate` looks). Raises :class:`MissingAnswerError` naming what is
+    :func:`course.notebooks.reuse.locate` looks). Raises :class:`MissingAnswerError` naming what is
     missing or wrong in each track tried.
     """
     if track is not None and track not in TRACKS:

@@ -1,9 +1,9 @@
 """The CUDA C write-up's experiment with the student's CUDA C kernels: naive vs tiled at 1024³.
 
-The same experiment as :mod:`course.experiment` (same inputs, ``A[i] = (i % 13) − 6`` and
+The same experiment as :mod:`course.perf.experiment` (same inputs, ``A[i] = (i % 13) − 6`` and
 ``B[i] = (i % 7) − 3``; same table and chart), for students of the CUDA C track: their
 ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` strings, compiled with NVRTC and launched through
-CuPy's ``RawKernel`` with the course contract's shapes (:mod:`course.cudac.launch`).
+CuPy's ``RawKernel`` with the course contract's shapes (:mod:`course.gemm.cudac.launch`).
 
 * :func:`check_writeup_correctness_cuda` runs both kernels once on the write-up's inputs and
   compares each result with the exact product: on a GPU at 1024³ with TILE 32, as the
@@ -13,10 +13,10 @@ CuPy's ``RawKernel`` with the course contract's shapes (:mod:`course.cudac.launc
 * :func:`run_writeup_experiment_cuda` times them as the write-up did (50 back-to-back launches
   between two CUDA events, divided by 50), beside cuBLAS (CuPy's ``matmul``, TF32 off) and
   NumPy on the CPU, through the course's one timing helper
-  (:func:`course.timing.time_launches`) with CuPy's events. Every timed batch is verified:
+  (:func:`course.perf.timing.time_launches`) with CuPy's events. Every timed batch is verified:
   C is poisoned before it and must equal the exact product after it
-  (:func:`course.verify.exact_array_check`). Timings need a GPU with CuPy; without one it
-  raises :class:`course.backend.NoGPUError` and never makes a number up.
+  (:func:`course.perf.verify.exact_array_check`). Timings need a GPU with CuPy; without one it
+  raises :class:`course.runtime.backend.NoGPUError` and never makes a number up.
 * :func:`time_gemm_cuda` times one kernel the same way for the tile sweep of notebook 6.
 
 Every input is a small integer and every partial sum stays below 2²⁴, so a correct kernel's
@@ -31,12 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from course.backend import NoGPUError
-from course.checks import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, GemmCheckError
-from course.cudac import cpu, gpu, nvrtc
-from course.cudac.launch import CudaGemm, naive, tiled
-from course.cudac.source import CudaCompileError, CudaSourceError
-from course.experiment import (
+from course.gemm.cudac import cpu, gpu, nvrtc
+from course.gemm.cudac.launch import CudaGemm, naive, tiled
+from course.gemm.cudac.source import CudaCompileError, CudaSourceError
+from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, GemmCheckError
+from course.perf.experiment import (
     CUBLAS,
     NAIVE,
     NUMPY,
@@ -48,8 +47,10 @@ from course.experiment import (
     tiled_name,
     writeup_inputs,
 )
-from course.timing import Clock, Timing, time_launches
-from course.verify import UnverifiedTimingError, exact_array_check
+from course.perf.timing import Clock, Timing, time_launches
+from course.perf.verify import UnverifiedTimingError, exact_array_check
+from course.runtime.backend import NoGPUError
+from course.runtime.errors import MissingAnswerError
 
 __all__ = [
     "CPU_SIZE",
@@ -112,11 +113,10 @@ def run_once(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def smoke_test_cuda(naive_source: Any, tiled_source: Any, tile: int = 4) -> None:
     """Compile both strings and run each on a 1×1×1 product (2 · 3 = 6).
 
-    Raises :class:`course.reuse.MissingAnswerError` in a line or two when a string is still
+    Raises :class:`course.runtime.errors.MissingAnswerError` in a line or two when a string is still
     the release's placeholder, does not compile, cannot run here (no NVRTC, no C++ compiler
     and no GPU), or computes something else.
     """
-    from course.reuse import MissingAnswerError
 
     A = np.full((1, 1), 2.0, dtype=np.float32)
     B = np.full((1, 1), 3.0, dtype=np.float32)
@@ -169,7 +169,7 @@ def timed_rows(launches: Mapping[str, Callable[[], None]], outputs: Mapping[str,
     ``outputs[name]`` is the array ``launches[name]`` writes and ``expected`` the exact
     product, both in one array module (CuPy on a GPU; NumPy works too, which is how the
     verification is tested without one). A batch that leaves anything else raises
-    :class:`course.verify.UnverifiedTimingError`. ``flops`` is per launch.
+    :class:`course.perf.verify.UnverifiedTimingError`. ``flops`` is per launch.
     """
     checks = {name: exact_array_check(outputs[name], expected, f"C from {name}")
               for name in launches}

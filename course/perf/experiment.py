@@ -10,18 +10,22 @@ row-major index), averaging 50 launches with CUDA events. It measured 2.9437 ms 
 (tiled / naive = 0.8511×) and a maximum difference of exactly 0 between the two results.
 
 :func:`run_writeup_experiment` repeats that with the student's ``gemm_naive`` and
-``make_gemm_tiled`` (launched as the course contract says, :mod:`course.launch`), timed with the
-course's one timing helper (:func:`course.timing.time_launches`), and adds two references the
-write-up did not have: cuBLAS through CuPy (TF32 off, so it is an FP32 comparison) and NumPy on the
-CPU (the SYCL write-up's closing question: can a hand-written GPU kernel beat NumPy?).
+``make_gemm_tiled`` (launched as the course contract says, :mod:`course.gemm.launch`), timed
+with the course's one timing helper (:func:`course.perf.timing.time_launches`), and adds two
+references the write-up did not have: cuBLAS through CuPy (TF32 off, so it is an FP32
+comparison) and NumPy on the CPU (the SYCL write-up's closing question: can a hand-written GPU
+kernel beat NumPy?).
 
 The CUDA C track runs the same experiment, with the same inputs, rows and table, on the
-student's ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` (:mod:`course.cudac.experiment`);
-:mod:`course.tracks` picks the track a student did.
+student's ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA`` (:mod:`course.perf.cuda_experiment`);
+:mod:`course.notebooks.tracks` picks the track a student did.
+
+The table and the figure of a result are :mod:`course.perf.experiment_report`.
 
 Timings need a real GPU; on the simulator :func:`run_writeup_experiment` raises
-:class:`course.backend.NoGPUError`. :func:`check_writeup_correctness` runs the same kernels on the
-same kind of inputs without timing them, on a GPU or on the simulator (at a small size there).
+:class:`course.runtime.backend.NoGPUError`. :func:`check_writeup_correctness` runs the same
+kernels on the same kind of inputs without timing them, on a GPU or on the simulator (at a small
+size there).
 
 Why the difference is exactly 0: every input is a small integer, so every product and every
 partial sum is an integer of magnitude at most 18·K (6·3 per term). For K ≤ 932,067 that is
@@ -40,8 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from course import backend
-from course.errors import explain, not_written_yet
+from course.gemm.launch import matmul, naive, quiet_numba, tiled
+from course.perf.timing import time_launches
+from course.perf.verify import exact_check
+from course.runtime import backend
+from course.runtime.errors import MissingAnswerError, explain, not_written_yet
 
 __all__ = [
     "WRITEUP_RESULTS",
@@ -50,10 +57,8 @@ __all__ = [
     "WriteupNumbers",
     "check_writeup_correctness",
     "exact_product",
-    "format_table",
     "max_abs_diff",
     "numpy_row",
-    "plot_experiment",
     "run_writeup_experiment",
     "writeup_inputs",
     "smoke_test",
@@ -180,21 +185,17 @@ def max_abs_diff(C: np.ndarray, ref: np.ndarray) -> float:
 
 
 def _gemm_kernels(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int):
-    from course.launch import naive, tiled
-
     return naive(gemm_naive), tiled(make_gemm_tiled, tile)
 
 
 def smoke_test(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int = 4) -> None:
     """Run both kernels on a 1×1×1 product (2 · 3 = 6); say plainly if one is not written yet.
 
-    Raises :class:`course.reuse.MissingAnswerError` when an answer still raises
+    Raises :class:`course.runtime.errors.MissingAnswerError` when an answer still raises
     ``NotImplementedError``, fails on the 1×1×1 product (in one line, from
-    :func:`course.errors.explain`) or gives a wrong one (on a GPU, an unwritten kernel
+    :func:`course.runtime.errors.explain`) or gives a wrong one (on a GPU, an unwritten kernel
     compiles and silently does nothing).
     """
-    from course.launch import matmul, naive, tiled
-    from course.reuse import MissingAnswerError
 
     A = np.full((1, 1), 2.0, dtype=np.float32)
     B = np.full((1, 1), 3.0, dtype=np.float32)
@@ -221,7 +222,6 @@ def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], 
     Works on a GPU and on the simulator (keep ``size`` small there: every GPU thread is a
     Python thread). Every row's ``max_abs_diff`` should be exactly 0.
     """
-    from course.launch import matmul
 
     size = _size("size", size)
     b = backend.detect()
@@ -262,7 +262,7 @@ def _cupy_module() -> tuple[Any | None, str]:
     # default, set here explicitly) keeps cuBLAS on plain FP32 arithmetic, like our kernels.
     os.environ["CUPY_TF32"] = "0"
     try:
-        import cupy
+        import cupy  # optional, heavy: imported when used (import course stays light)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
         return None, f"cuBLAS row skipped: CuPy could not be imported ({type(exc).__name__})"
     return cupy, ""
@@ -282,10 +282,6 @@ def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
     """
     b = backend.require_gpu("The write-up experiment's timings")
     from numba import cuda
-
-    from course.launch import quiet_numba
-    from course.timing import time_launches
-    from course.verify import exact_check
 
     size, iters = _size("size", size), _size("iters", iters)
     trials, numpy_runs = _size("trials", trials), _size("numpy_runs", numpy_runs)
@@ -343,92 +339,3 @@ def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
     return ExperimentResult(size, iters, tile, b.device_name or "GPU", tuple(rows),
                             max_abs_diff(outputs[tiled_name(tile)], outputs[NAIVE]),
                             tuple(notes))
-
-
-# ---------------------------------------------------------------------------------- output
-
-
-def _fmt_ms(ms: float | None) -> str:
-    return "—" if ms is None else f"{ms:.4f}"
-
-
-def _fmt_rate(gflops: float | None) -> str:
-    return "—" if gflops is None else f"{gflops:,.0f}"
-
-
-def _fmt_diff(diff: float) -> str:
-    return "0" if diff == 0 else f"{diff:.3g}"
-
-
-def format_table(result: ExperimentResult, writeup: WriteupNumbers = WRITEUP_RESULTS) -> str:
-    """A plain-text table of the result, with the write-up's numbers beside naive and tiled."""
-    n = result.size
-    what = (f"{result.iters} launches per timing" if result.timed
-            else "correctness only, nothing timed")
-    head = f"{n}×{n}×{n} FP32, the write-up's inputs, {what} — {result.device}"
-    writeup_cols = {NAIVE: (writeup.naive_ms, writeup.naive_gflops)}
-    if result.tile == writeup.tile:
-        writeup_cols[tiled_name(writeup.tile)] = (writeup.tiled_ms, writeup.tiled_gflops)
-    header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "write-up ms",
-              "write-up GFLOP/s")
-    body = []
-    for r in result.rows:
-        s_ms, s_rate = writeup_cols.get(r.name, (None, None))
-        body.append((r.name, r.where, _fmt_ms(r.avg_ms), _fmt_rate(r.gflops),
-                     _fmt_diff(r.max_abs_diff), _fmt_ms(s_ms), _fmt_rate(s_rate)))
-    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
-
-    def line(cells: tuple[str, ...]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest])
-
-    lines = [head, line(header), "  ".join("-" * w for w in widths)]
-    lines += [line(row) for row in body]
-    ratio = result.tiled_over_naive
-    ratio_text = "—" if ratio is None else f"{ratio:.4f}×"
-    lines.append(f"tiled / naive time: {ratio_text} (write-up: {writeup.tiled_over_naive:.4f}×); "
-                 f"max|tiled − naive| = {_fmt_diff(result.max_abs_diff_tiled_vs_naive)} "
-                 f"(write-up: {_fmt_diff(writeup.max_abs_diff)})")
-    if result.size != writeup.size:
-        lines.append(f"(the write-up ran at {writeup.size}³; its columns are for comparison only)")
-    lines += list(result.notes)
-    return "\n".join(lines)
-
-
-def plot_experiment(result: ExperimentResult, ax: Any = None,
-                    writeup: WriteupNumbers = WRITEUP_RESULTS) -> Any:
-    """Horizontal bars of GFLOP/s (log scale): your run, plus the write-up's two kernels,
-    hatched."""
-    import matplotlib.pyplot as plt
-
-    timed = [r for r in result.rows if r.timed]
-    if not timed:
-        raise ValueError("nothing in this result was timed (timings need a GPU): "
-                         "print format_table(result) instead")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
-    labels = [f"{r.name} [{r.where}]" for r in timed]
-    values = [r.gflops for r in timed]
-    colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
-    hatches = [""] * len(timed)
-    labels += [f"write-up: naive [{writeup.size}³]",
-               f"write-up: tiled, tile {writeup.tile} [{writeup.size}³]"]
-    values += [writeup.naive_gflops, writeup.tiled_gflops]
-    colors += ["white", "white"]
-    hatches += ["///", "///"]
-    y = np.arange(len(labels))[::-1]
-    bars = ax.barh(y, values, color=colors, edgecolor="black", height=0.6)
-    for bar, hatch in zip(bars, hatches, strict=True):
-        bar.set_hatch(hatch)
-    for yi, v in zip(y, values, strict=True):
-        ax.annotate(f"{v:,.0f}", (v, yi), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=9)
-    ax.set_yticks(y, labels)
-    ax.set_xscale("log")
-    ax.set_xlim(min(values) / 2, max(values) * 4)
-    ax.set_xlabel("GFLOP/s (log scale; higher is better)")
-    ax.set_title(f"FP32 GEMM {result.size}³ on {result.device}", fontsize=10)
-    ax.grid(True, axis="x", which="major", alpha=0.3)
-    return ax
-

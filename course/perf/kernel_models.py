@@ -3,13 +3,13 @@ it is modelled for.
 
 A :class:`KernelModel` says how to build and launch one kernel at a tile and what the model
 uses without a compiler (threads, static shared memory, the reads of notebook 1's request
-model). Numba kernels (``gemm_naive``, ``make_gemm_tiled``, :func:`course.bonus.sweep_model`)
+model). Numba kernels (``gemm_naive``, ``make_gemm_tiled``, :func:`course.checks.bonus.sweep_model`)
 get their registers from Numba's compiler on a GPU and an assumption without one. CUDA C
 kernels (the strings ``GEMM_NAIVE_CUDA`` and ``GEMM_TILED_CUDA``, :func:`cuda_c_model`) always
 have real numbers (:func:`cuda_counts`): ``RawKernel.attributes`` on this machine's GPU, else
 ptxas' verbose lines from NVRTC compiling the source for the target's architecture, which
 needs no GPU. A :class:`Target` is the GPU the model is worked out for
-(:func:`resolve_target`). :mod:`course.sweep` turns these into rows.
+(:func:`resolve_target`). :mod:`course.perf.sweep` turns these into rows.
 """
 
 from __future__ import annotations
@@ -20,19 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from course import backend
-from course.cudac import gpu as cuda_gpu
-from course.cudac import launch as cuda_launch
-from course.cudac import nvrtc
-from course.cudac.source import NAIVE as CUDA_NAIVE
-from course.cudac.source import TILED as CUDA_TILED
-from course.cudac.source import compile_kernel
-from course.launch import GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
-from course.occupancy import ARCH_LIMITS
-from course.traffic import naive_reads, tiled_reads
+from course.gemm.cudac import gpu as cuda_gpu
+from course.gemm.cudac import launch as cuda_launch
+from course.gemm.cudac import nvrtc
+from course.gemm.cudac.source import NAIVE as CUDA_NAIVE
+from course.gemm.cudac.source import TILED as CUDA_TILED
+from course.gemm.cudac.source import compile_kernel
+from course.gemm.launch import GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
+from course.gemm.occupancy import ARCH_LIMITS
+from course.gemm.reads import naive_reads, tiled_reads
+from course.perf.cuda_experiment import time_gemm_cuda
+from course.runtime import backend
+from course.runtime.devices import DATASHEET, lookup
 
 if TYPE_CHECKING:
-    from course.devices import DeviceSpec
+    from course.runtime.devices import DeviceSpec
 
 __all__ = [
     "ASSUMED_REGS",
@@ -89,8 +91,8 @@ class KernelModel:
     #: (tile, target) → the compiler's counts where they can be had without a Numba launch
     #: (CUDA C); None: ask Numba's compiler on a GPU (:func:`_resources`).
     counts: Callable[[int, Target], CompiledCounts | None] | None = None
-    #: (tile, size, repeats) → a :class:`course.timing.Timing` on this GPU; None:
-    #: :func:`course.timing.time_gemm` (Numba kernels).
+    #: (tile, size, repeats) → a :class:`course.perf.timing.Timing` on this GPU; None:
+    #: :func:`course.perf.timing.time_gemm` (Numba kernels).
     timer: Callable[[int, int, int], Any] | None = None
 
 
@@ -134,7 +136,7 @@ def cuda_counts(source: str, tile: int | None, cc: tuple[int, int],
     kernel, ``RawKernel.attributes``. Otherwise: ptxas' own count, from NVRTC compiling the
     source for ``sm_<cc>`` with ``-Xptxas=-v`` — the same compiler a GPU of that architecture
     would use, no GPU needed. None where NVRTC is missing; a kernel that does not compile
-    raises :class:`course.cudac.source.CudaCompileError`.
+    raises :class:`course.gemm.cudac.source.CudaCompileError`.
     """
     spec = CUDA_NAIVE if tile is None else CUDA_TILED
     if own and cuda_gpu.available():
@@ -162,9 +164,8 @@ def cuda_c_model(name: str, source: str) -> KernelModel:
 
     Its registers and shared memory are the compiler's (:func:`cuda_counts`); on a GPU it is
     timed with CuPy's events, every launch verified
-    (:func:`course.cudac.experiment.time_gemm_cuda`).
+    (:func:`course.perf.cuda_experiment.time_gemm_cuda`).
     """
-    from course.cudac.experiment import time_gemm_cuda
 
     found = _CUDA_ENTRY.search(source)
     if found is None:
@@ -195,7 +196,7 @@ def as_kernel_model(name: str, obj: Any) -> KernelModel:
     * a plain function of ``tile``: ``make_gemm_tiled`` (block tile×tile, 2·tile² floats of
       shared memory);
     * a string of CUDA C: ``GEMM_TILED_CUDA`` or ``GEMM_NAIVE_CUDA`` (:func:`cuda_c_model`);
-    * a :class:`KernelModel` (e.g. :func:`course.bonus.sweep_model`): used as it is.
+    * a :class:`KernelModel` (e.g. :func:`course.checks.bonus.sweep_model`): used as it is.
     """
     if isinstance(obj, KernelModel):
         return replace(obj, name=name)
@@ -241,7 +242,6 @@ def resolve_target(profile: str | None = None) -> Target:
 
     ``profile`` is a key of :data:`PROFILES` (case-insensitive), or the own GPU's name.
     """
-    from course.devices import DATASHEET, lookup
 
     b = backend.detect()
     own_cc = tuple(b.compute_capability) if b.kind == "gpu" and b.compute_capability else None

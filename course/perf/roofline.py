@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 if TYPE_CHECKING:
-    from course.devices import DeviceSpec
+    from course.runtime.devices import DeviceSpec
 
 __all__ = ["KernelPoint", "Roof", "percent_of_roof", "plot_roofline"]
 

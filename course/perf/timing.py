@@ -20,7 +20,7 @@ correctness checks use, fast because it skips work here) fails with
 :class:`UnverifiedTimingError` instead of reporting an impossible speed.
 
 The simulator cannot time anything: its "GPU" is Python threads. Timing there raises
-:class:`course.backend.NoGPUError` instead of returning a made-up number (tests pass a fake
+:class:`course.runtime.backend.NoGPUError` instead of returning a made-up number (tests pass a fake
 :class:`Clock` to exercise the verification on the simulator).
 """
 
@@ -32,8 +32,10 @@ from typing import Protocol
 
 import numpy as np
 
-from course import backend
-from course.verify import GemmVerifier, OutputCheck, UnverifiedTimingError
+from course.gemm.launch import quiet_numba
+from course.gemm.operands import random_operands
+from course.perf.verify import GemmVerifier, OutputCheck, UnverifiedTimingError
+from course.runtime import backend
 
 __all__ = ["Clock", "CudaEventClock", "OutputCheck", "Timing", "UnverifiedTimingError",
            "time_gemm", "time_launch", "time_launches"]
@@ -159,17 +161,14 @@ def time_launch(fn: Callable[[], None], label: str = "kernel", *, repeats: int =
 def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, warmup: int = 3,
               seed: int | None = None, batch: int = 1, clock: Clock | None = None
               ) -> dict[str, Timing]:
-    """Time GEMM kernels (:class:`course.launch.GemmKernel`) on the same fresh random inputs.
+    """Time GEMM kernels (:class:`course.gemm.launch.GemmKernel`) on the same fresh random inputs.
 
     Every timed sample of every kernel is verified against a float64 reference (tolerance
     scaled for K), each kernel writing its own output; A and B are checked unchanged at the
-    end. See :mod:`course.verify`.
+    end. See :mod:`course.perf.verify`.
     """
     clock = clock or CudaEventClock()
     from numba import cuda
-
-    from course.checks import random_operands
-    from course.launch import quiet_numba
 
     names = [gk.name for gk in gemms]
     if len(set(names)) != len(names):

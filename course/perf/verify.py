@@ -3,13 +3,13 @@
 A timing is only a measurement if the launches being timed did the work. The correctness
 checks run small shapes; a kernel can be right there and lazy at the timed size (return at
 once when K ≥ 1000, skip the last blocks, compute only the first launch). So every timed
-sample is verified (:class:`course.timing.OutputCheck`):
+sample is verified (:class:`course.perf.timing.OutputCheck`):
 
 * before the sample, the kernel's output is overwritten with a marked NaN (a device-to-device
   copy from a poison buffer, outside the clock);
 * after it, a small kernel counts the elements that are not within tolerance of a float64
   reference — the course's usual tolerance, scaled to K and to the size of the terms
-  (:func:`course.checks.reference_and_tolerance`); NaN never passes;
+  (:func:`course.checks.gemm.reference_and_tolerance`); NaN never passes;
 * at the end, A and B must be unchanged (a kernel could otherwise leave itself notes there).
 
 The reference is computed once per timing, on the GPU in float64 through CuPy when it is
@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from course.checks import C_POISON_BITS, diagnose, reference_and_tolerance
+from course.gemm.launch import quiet_numba
+from course.gemm.operands import C_POISON_BITS, diagnose, reference_and_tolerance
+from course.runtime import backend
 
 
 class UnverifiedTimingError(AssertionError):
@@ -66,7 +68,6 @@ def _count_kernel() -> Any:
 
 def _launch_shape(elements: int) -> tuple[int, int]:
     """A grid-stride launch: many threads on a GPU, few on the simulator (Python threads)."""
-    from course import backend
 
     if backend.detect().kind != "gpu":
         return 1, 32
@@ -78,11 +79,9 @@ def device_reference(A: np.ndarray, B: np.ndarray, dA: Any, dB: Any) -> tuple[An
     arrays (computed on the GPU with CuPy when possible)."""
     from numba import cuda
 
-    from course import backend
-
     if backend.detect().kind == "gpu":
         try:
-            import cupy
+            import cupy  # optional, heavy: imported when used (import course stays light)
 
             a64 = cupy.asarray(dA).astype(cupy.float64)
             b64 = cupy.asarray(dB).astype(cupy.float64)
@@ -116,8 +115,6 @@ class GemmVerifier:
     def bad_elements(self, dC: Any) -> int:
         """How many elements of ``dC`` are not within tolerance of the reference."""
         from numba import cuda
-
-        from course.launch import quiet_numba
 
         self.count.copy_to_device(np.zeros(1, dtype=np.int64))
         grid, block = _launch_shape(dC.size)

@@ -1,4 +1,4 @@
-"""An interactive panel over the tile sweep (:func:`course.sweep.run_sweep`), for notebook 6.
+"""An interactive panel over the tile sweep (:func:`course.perf.sweep.run_sweep`), for notebook 6.
 
 Pick a tile and see at once what the occupancy model says about one block of that kernel on
 the chosen GPU; press "Run sweep" to model (and, on a GPU, time) every tile, with a progress
@@ -6,10 +6,10 @@ bar, a table and a plot of GFLOP/s (or modelled intensity) and occupancy against
 
 Works with ipywidgets 7.7 (Colab) and 8: only core widgets, ``observe(..., names="value")``,
 ``on_click`` and ``add_class``. Every control has its own CSS class (``week4-…``) so tests can
-find it. Under ``nbgrader autograde`` (:func:`course.backend.autograding`) nothing
+find it. Under ``nbgrader autograde`` (:func:`course.runtime.backend.autograding`) nothing
 interactive is built: :func:`sweep_panel` returns a :class:`StaticSummary` of the model-only
 sweep instead, so no cell waits for a human. Without widgets, the same sweep is one call of
-:func:`course.sweep.run_sweep`.
+:func:`course.perf.sweep.run_sweep`.
 """
 
 from __future__ import annotations
@@ -20,19 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from course import backend
-from course.launch import TILES
-from course.sweep import (
+from course.gemm.launch import TILES
+from course.perf.kernel_models import (
     ASSUMED_REGS,
-    SweepRow,
     as_kernel_model,
     available_profiles,
-    model_row,
-    plot_sweep,
     resolve_target,
-    rows_to_table,
-    run_sweep,
 )
+from course.perf.sweep import SweepRow, model_row, run_sweep
+from course.perf.sweep_table import plot_sweep, rows_to_table
+from course.runtime import backend
 
 __all__ = ["SIZES", "StaticSummary", "rows_to_html", "single_tile_html", "sweep_panel"]
 
@@ -127,7 +124,7 @@ def sweep_panel(kernels: Mapping[str, Any], size: int = 1024, profile: str | Non
     """An ipywidgets panel over :func:`run_sweep` (or a :class:`StaticSummary` when grading).
 
     ``kernels`` maps a label ("naive", "tiled", "bonus") to ``gemm_naive``,
-    ``make_gemm_tiled`` or a :class:`course.sweep.KernelModel`; labels whose value is None
+    ``make_gemm_tiled`` or a :class:`course.perf.sweep.KernelModel`; labels whose value is None
     are left out. Returns a widget to display (the last expression of a cell).
     """
     kernels = {k: v for k, v in kernels.items() if v is not None}
@@ -147,7 +144,7 @@ def _plot_png(rows: Sequence[SweepRow]) -> bytes:
     """
     import io
 
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional: imported when used
 
     fig = Figure(figsize=(7.5, 3.6), layout="constrained")
     plot_sweep(rows, ax=fig.subplots())
@@ -157,7 +154,7 @@ def _plot_png(rows: Sequence[SweepRow]) -> bytes:
 
 
 def _panel_class() -> type:
-    import ipywidgets as w
+    import ipywidgets as w  # optional, heavy: imported when used (import course stays light)
 
     class Panel(w.VBox):
         """The widget: controls, the one-tile model, a progress bar and the results."""
@@ -249,7 +246,7 @@ def _panel_class() -> type:
             self.status.value = f"{done}/{total}: {html.escape(row.kernel)} at tile {row.tile}"
 
         def _run(self, button: Any = None) -> None:
-            from IPython.display import HTML, Image, display
+            from IPython.display import HTML, Image, display  # optional: imported when used
 
             chosen = (self.kernels if self.kernel.value == "all"
                       else {self.kernel.value: self.kernels[self.kernel.value]})

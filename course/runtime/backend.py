@@ -207,3 +207,11 @@ def require_gpu(what: str) -> Backend:
             f"The simulator never produces timings. {COLAB_HINT}"
         )
     return b
+
+
+def require_runnable() -> str:
+    """The kind of backend ("gpu" or "simulator"), or :class:`NoGPUError` if kernels cannot run."""
+    b = detect()
+    if not b.can_run_kernels:
+        raise NoGPUError(f"kernels cannot run here: {b.reason}. {COLAB_HINT}")
+    return b.kind

@@ -3,7 +3,7 @@
 Students on Colab (or any fresh machine) install ``course`` straight from the course's git
 repository. The URL and the git ref live here and nowhere else; everything that quotes them
 is generated from this module: the setup cell that opens every notebook
-(:mod:`course.setup_cell`), notebook 00's install line and the README's Open-in-Colab links
+(:mod:`course.runtime.setup_cell`), notebook 00's install line and the README's Open-in-Colab links
 (``python -m autograder.release``, which ``make release`` runs).
 
 INSTRUCTOR: set ``COURSE_REPO_URL`` to your course repository (and ``COURSE_REF`` to the tag
@@ -64,8 +64,8 @@ def colab_url(notebook: str, url: str | None = None, ref: str | None = None) -> 
     parsed = urlparse((url or COURSE_REPO_URL).removeprefix("git+"))
     parts = [p for p in parsed.path.rstrip("/").removesuffix(".git").split("/") if p]
     if parsed.scheme != "https" or parsed.netloc != "github.com" or len(parts) != 2:
-        raise ValueError("Open-in-Colab links need COURSE_REPO_URL in course/config.py to be "
-                         f"https://github.com/<owner>/<repo>, got {url or COURSE_REPO_URL!r}")
+        raise ValueError("Open-in-Colab links need COURSE_REPO_URL in course/runtime/config.py "
+                         f"to be https://github.com/<owner>/<repo>, got {url or COURSE_REPO_URL!r}")
     owner, repo = parts
     return (f"https://colab.research.google.com/github/{owner}/{repo}/blob/{ref or COURSE_REF}/"
             f"{RELEASE_DIR}/{notebook}")

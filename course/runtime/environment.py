@@ -11,9 +11,9 @@ On Colab, ``colab_install()`` installs only what is missing, with the same
   GPU is present but Numba cannot compile and run a one-line kernel on it;
 * CuPy (``cupy-cuda12x``), used for the cuBLAS comparison and the measured FP32 peak, only
   when a GPU is present and CuPy is not installed;
-* the course package itself from :mod:`course.config` when ``course`` is not importable.
+* the course package itself from :mod:`course.runtime.config` when ``course`` is not importable.
   Obviously it is importable when this module runs; that entry exists so the check is
-  complete, and every notebook's first cell (:mod:`course.setup_cell`) installs it in a
+  complete, and every notebook's first cell (:mod:`course.runtime.setup_cell`) installs it in a
   fresh runtime.
 
 Nothing is ever upgraded: Colab's preinstalled numba-cuda, NumPy and ipywidgets are what
@@ -30,7 +30,9 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
-from course import backend, config
+import course
+from course.runtime import backend, config
+from course.runtime.devices import DEFAULT_SIMULATOR_DEVICE, lookup
 
 __all__ = [
     "EnvironmentReport",
@@ -115,8 +117,6 @@ def report() -> EnvironmentReport:
     """Collect the facts (a second or two: Numba is imported once). Never needs a GPU."""
     import numpy
 
-    import course
-
     b = backend.detect()
     driver = b.driver_cuda
     if driver is None:
@@ -143,7 +143,6 @@ def report() -> EnvironmentReport:
 
 def describe(r: EnvironmentReport) -> str:
     """The report as a few plain sentences."""
-    from course.devices import DEFAULT_SIMULATOR_DEVICE, lookup
 
     lines = []
     if r.backend == "gpu":

@@ -25,11 +25,21 @@ from types import TracebackType
 _SIM_PREFIX = re.compile(r"^\s*tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
 
 
+class MissingAnswerError(RuntimeError):
+    """The earlier notebook is missing, or its answer has not been written yet."""
+
+
 def not_written_yet(exc: BaseException) -> bool:
     """True when ``exc`` comes from an answer that still raises ``NotImplementedError``."""
     if isinstance(exc, NotImplementedError):
         return True
     return "NotImplementedError" in f"{type(exc).__name__} {exc}"
+
+
+def not_written_message(name: str, placeholder: str = "`raise NotImplementedError()`",
+                        then: str = "with your kernel") -> str:
+    """The one sentence every check says about an answer still holding its placeholder."""
+    return f"{name} is not written yet: replace {placeholder} {then}"
 
 
 def _where(message: str) -> tuple[str, str]:
@@ -55,8 +65,8 @@ def explain(exc: BaseException, name: str) -> str:
     kind = type(exc).__name__
     message, where = _where(str(exc))
     if not_written_yet(exc):
-        return (f"{name} is not written yet: replace `raise NotImplementedError()` with your "
-                "code and run its cell, then this one again.")
+        return not_written_message(name, then="with your code and run its cell, then this "
+                                   "one again.")
     if kind in ("TypingError", "UnsupportedError", "LoweringError", "NumbaError"):
         return (f"{name} does not compile: {_first_line(message)}. Only what a kernel may use "
                 "works inside @cuda.jit (numbers, arrays, cuda.*, math.*).")

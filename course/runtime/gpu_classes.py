@@ -16,14 +16,14 @@ and says what they rest on:
 * **any other GPU**: the H200's bars, marked as not validated for that GPU.
 
 :func:`for_device` picks the class from the name the driver reports (or the compute
-capability); :mod:`course.speedup` and the GPU ceilings script read their bar from it.
+capability); :mod:`course.checks.speedup` and the GPU ceilings script read their bar from it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from course.devices import lookup
+from course.runtime.devices import lookup
 
 __all__ = ["CLASSES", "OTHER", "GpuClass", "for_device"]
 

@@ -3,7 +3,7 @@
 When several students are graded at once on one GPU machine, their correctness checks may
 share the GPU, but a speedup *timing* must run alone: another process's kernels on the same
 SMs would bend the ratio it measures. So correctness checks hold the lock **shared** and a
-timing holds it **exclusive** (:func:`exclusive`, taken by :mod:`course.speedup` around its
+timing holds it **exclusive** (:func:`exclusive`, taken by :mod:`course.checks.speedup` around its
 timed launches).
 
 The lock is a directory named by ``COURSE_GPU_LOCK``; without it every function here does
@@ -18,7 +18,7 @@ once (the kernel drops a dead process's locks):
 
 Rules that keep it free of deadlock: a process never waits for the lock while holding it —
 :func:`exclusive` first drops a shared hold, and :func:`released` drops it while this
-process waits for a child (:mod:`course.isolated`) that may want the lock itself.
+process waits for a child (:mod:`course.trust.runner`) that may want the lock itself.
 
 Waiting is polled, and while it waits a process touches the file named by
 ``COURSE_GPU_LOCK_HEARTBEAT`` (if set) each second, so that the timeouts that guard
@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from course.backend import TRUSTED_ENV
+from course.runtime.backend import TRUSTED_ENV
 
 LOCK_ENV = "COURSE_GPU_LOCK"
 HEARTBEAT_ENV = "COURSE_GPU_LOCK_HEARTBEAT"

@@ -3,7 +3,7 @@
 Any notebook can be the first one a student opens, and on Colab each notebook gets its own
 fresh runtime, so every notebook starts with the same cell. It must work *before* ``course``
 exists, which is why it is plain Python with the install requirement written into it
-(from :mod:`course.config`):
+(from :mod:`course.runtime.config`):
 
 * on Colab, when ``course`` is not importable, it runs ``python -m pip install -q <requirement>``
   (what ``%pip install`` runs; plain Python, so the grader's source tools can parse the cell).
@@ -20,7 +20,7 @@ source notebook; ``tests/test_release_files.py`` checks that they all carry it.
 
 from __future__ import annotations
 
-from course import config
+from course.runtime import config
 
 _TEMPLATE = '''\
 # Setup, the same first cell in every notebook of the week: on Colab it installs the course

@@ -1,11 +1,12 @@
 """What graded code may do: ordinary Python, minus what reaches outside the student's work.
 
 The grader rebuilds a student's definitions from source in a fresh, locked-down process
-(:mod:`course.kernel_source`) and runs the tests there. This module decides which source it
-accepts. It is a *deny-list*: any ordinary Python a student might write for a formula or a
-kernel is fine — ``isinstance``, comprehensions, dict and set literals, f-strings, ``lambda``,
-``assert``, ``try``/``except``, helper functions, NumPy's numeric API, ``math`` — and only what
-could reach outside the student's own definitions or tamper with grading is refused:
+(:mod:`course.trust.kernel_source`) and runs the tests there. This module decides which source
+it accepts, applying the lists of :mod:`course.trust.policy_rules`. It is a *deny-list*: any
+ordinary Python a student might write for a formula or a kernel is fine — ``isinstance``,
+comprehensions, dict and set literals, f-strings, ``lambda``, ``assert``, ``try``/``except``,
+helper functions, NumPy's numeric API, ``math`` — and only what could reach outside
+the student's own definitions or tamper with grading is refused:
 
 * imports other than ``math``, ``cmath``, ``numpy``, ``numba`` (and ``typing`` for hints);
 * the built-ins that run or reach code by name (``exec``, ``eval``, ``compile``, ``open``,
@@ -22,7 +23,7 @@ GPU compiler rejects (a list, a dict, an f-string, ``with`` …) would pass on a
 on the grader's GPU, so it is refused on both, with the reason.
 
 Every refusal raises :class:`DisallowedCodeError` with the line, what was found and what to
-write instead. The same function runs in the student's notebook (:mod:`course.gate`) and in
+write instead. The same function runs in the student's notebook (:mod:`course.trust.gate`) and in
 the grader, so the message a student sees is the one the grade table records.
 """
 
@@ -34,143 +35,22 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from course.trust.policy_rules import (
+    ALLOWED_JIT_KEYWORDS,
+    DENIED_ATTRIBUTES,
+    DENIED_BUILTINS,
+    KERNEL_BUILTINS,
+    KERNEL_NUMPY_CALLS,
+    KERNEL_SYNTAX,
+    MODULE_LIKE,
+    WHAT_IS_FINE,
+    import_refusal,
+    qualname_refusal,
+)
+
 
 class DisallowedCodeError(ValueError):
     """Student code uses something graded code may not use; the message says what instead."""
-
-
-# ---------------------------------------------------------------------------------------------
-# The lists.
-
-#: modules graded code may import (submodules of numpy: see NUMPY_DENIED).
-ALLOWED_MODULES = frozenset({"math", "cmath", "numpy", "numba", "numba.cuda", "typing",
-                             "numpy.linalg", "numpy.fft", "numpy.random", "itertools",
-                             "functools", "statistics", "fractions"})
-#: names that stand for a module (or a module-like namespace): usable only as ``mod.name``,
-#: never as a value (a module passed around would reach every attribute this policy denies).
-MODULE_LIKE = ALLOWED_MODULES | frozenset({
-    "numba.types", "numba.cuda.shared", "numba.cuda.local", "numba.cuda.const",
-    "numba.cuda.atomic", "numba.cuda.fp16", "numba.cuda.libdevice", "numba.cuda.cg",
-})
-#: built-ins that reach code, files or other namespaces by name.
-DENIED_BUILTINS = frozenset({
-    "exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "globals", "locals",
-    "vars", "__import__", "breakpoint", "input", "exit", "quit", "help", "memoryview", "super",
-    "classmethod", "staticmethod", "property", "object", "__build_class__", "__loader__",
-    "__spec__", "__builtins__", "copyright", "credits", "license",
-})
-#: public attributes that lead to frames, code objects or raw memory.
-DENIED_ATTRIBUTES = frozenset({
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
-    "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace",
-    "tb_frame", "tb_next", "co_code", "func_globals", "func_code", "ctypes", "tofile", "dump",
-    "dumps", "mro", "format_map", "__dict__",
-})
-#: numpy.<name> that read or write files, map memory, call C, or change global state.
-NUMPY_DENIED = frozenset({
-    "load", "loads", "save", "savez", "savez_compressed", "savetxt", "loadtxt", "genfromtxt",
-    "fromfile", "fromregex", "memmap", "ctypeslib", "testing", "lib", "core", "f2py",
-    "distutils", "DataSource", "rec", "char", "seterr", "seterrcall", "setbufsize",
-    "set_printoptions", "printoptions", "show_config", "show_runtime", "info", "source", "who",
-    "lookfor", "get_include", "tracemalloc_domain", "matlib", "ma", "polynomial", "emath",
-})
-#: numba.<name> graded code may use.
-NUMBA_ALLOWED = frozenset({
-    "cuda", "types", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64", "boolean", "void", "intp", "uintp", "complex64",
-    "complex128",
-})
-#: numba.cuda.<name> graded code may use: the kernel API and host-side array helpers.
-CUDA_ALLOWED = frozenset({
-    "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid",
-    "warpsize", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
-    "syncwarp", "shared", "local", "const", "atomic", "fma", "selp", "cbrt", "brev", "clz",
-    "ffs", "popc", "fp16", "libdevice", "threadfence", "threadfence_block",
-    "threadfence_system", "activemask", "lanemask_lt", "shfl_sync", "shfl_up_sync",
-    "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync", "eq_sync", "ballot_sync",
-    "match_any_sync", "match_all_sync", "to_device", "device_array", "device_array_like",
-    "synchronize",
-})
-#: keyword arguments of @cuda.jit (``link=`` would load arbitrary files, so it is not here).
-ALLOWED_JIT_KEYWORDS = frozenset({"device", "fastmath", "lineinfo", "max_registers", "opt",
-                                  "inline", "launch_bounds", "debug", "cache"})
-
-#: inside a @cuda.jit function: syntax Numba cannot compile for the GPU, with what to write.
-_KERNEL_SYNTAX: dict[type, tuple[str, str]] = {
-    ast.List: ("a list", "Use scalars, a tuple, or cuda.local.array."),
-    ast.ListComp: ("a list comprehension", "Use a for loop."),
-    ast.Dict: ("a dict", "Use scalars or a tuple."),
-    ast.DictComp: ("a dict comprehension", "Use a for loop."),
-    ast.Set: ("a set", "Use scalars or a tuple."),
-    ast.SetComp: ("a set comprehension", "Use a for loop."),
-    ast.GeneratorExp: ("a generator expression", "Use a for loop."),
-    ast.With: ("a `with` block", ""),
-    ast.Try: ("try/except", "Test the condition with `if` instead."),
-    ast.Yield: ("yield", ""),
-    ast.YieldFrom: ("yield from", ""),
-    ast.JoinedStr: ("an f-string", "Print the values directly: print('k =', k)."),
-    ast.Global: ("a global statement", ""),
-    ast.Nonlocal: ("a nonlocal statement", ""),
-    ast.Import: ("an import", "Import at the top of the cell instead."),
-    ast.ImportFrom: ("an import", "Import at the top of the cell instead."),
-}
-#: built-ins Numba cannot compile inside a GPU kernel (checked by compiling each on an H200,
-#: scripts/gpu_policy_probe.py: sum over a tuple and lambda compile; these do not).
-_KERNEL_BUILTINS = frozenset({"list", "dict", "set", "frozenset", "sorted", "map", "filter",
-                              "str", "repr", "format", "iter", "next", "any", "all"})
-#: numpy names a kernel may call: the number types. Its functions (np.sqrt, np.zeros …) are
-#: not compiled for the GPU by numba-cuda (np.sqrt on a float32: KeyError <ufunc 'sqrt'>).
-_KERNEL_NUMPY_CALLS = frozenset({"float16", "float32", "float64", "int8", "int16", "int32",
-                                 "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
-                                 "complex64", "complex128", "intp", "uintp"})
-
-_WHAT_IS_FINE = ("Ordinary Python is fine (arithmetic, loops, if, comprehensions, isinstance, "
-                 "helper functions, NumPy's numeric functions, math.*).")
-
-
-# ---------------------------------------------------------------------------------------------
-# Module names.
-
-
-def import_refusal(module: str, name: str | None = None) -> str | None:
-    """Why ``import module`` (or ``from module import name``) is refused, or None."""
-    if module == "__future__":
-        return None
-    if module not in ALLOWED_MODULES:
-        return ("Graded code may import only math, cmath, numpy, numba, itertools, functools, "
-                "statistics, fractions and typing.")
-    if name is None:
-        return None
-    if name == "*":
-        return "Import the names you use, one by one."
-    return qualname_refusal(f"{module}.{name}")
-
-
-def qualname_refusal(qual: str) -> str | None:
-    """Why the dotted name ``qual`` (rooted at a module) is refused, or None if it is fine."""
-    parts = qual.split(".")
-    for part in parts[1:]:
-        if part.startswith("_") or part in DENIED_ATTRIBUTES:
-            return f"Names starting with _ and `.{part}` reach Python's internals."
-    head = parts[0]
-    if head in ("math", "cmath", "typing", "itertools", "functools", "statistics", "fractions"):
-        return None
-    if head == "numpy":
-        if len(parts) > 1 and parts[1] in NUMPY_DENIED:
-            return ("NumPy's file, memory-map, testing and global-state functions are not "
-                    "available to graded code; its numeric functions are.")
-        return None
-    if head == "numba":
-        if len(parts) == 1:
-            return None
-        if parts[1] not in NUMBA_ALLOWED:
-            return ("From numba, graded code may use cuda and the number types (float32, "
-                    "int32 …).")
-        if parts[1] == "cuda" and len(parts) > 2 and parts[2] not in CUDA_ALLOWED:
-            return ("From numba.cuda, graded code may use the kernel API (grid, threadIdx, "
-                    "shared.array, syncthreads, atomic …) and to_device/device_array.")
-        return None
-    return "Graded code may use only math, cmath, numpy, numba and the standard helpers."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,7 +139,7 @@ class _Checker(ast.NodeVisitor):
                 "where the simulator runs it." + (f" {instead}" if instead else ""))
         raise DisallowedCodeError(
             f"{where} uses {what}, which graded code may not use."
-            + (f" {instead}" if instead else f" {_WHAT_IS_FINE}"))
+            + (f" {instead}" if instead else f" {WHAT_IS_FINE}"))
 
     # -- scopes ----------------------------------------------------------------------------
 
@@ -384,7 +264,7 @@ class _Checker(ast.NodeVisitor):
                       "Use isinstance(x, float) to test a type.")
         if name.startswith("__"):
             self.fail(node, f"the name `{name}`")
-        if self.in_kernel() and name in _KERNEL_BUILTINS and not self.known_local(name):
+        if self.in_kernel() and name in KERNEL_BUILTINS and not self.known_local(name):
             self.fail(node, f"`{name}`")
         if not self.known(name):
             self.fail(node, f"`{name}` (not defined in your answer cells)",
@@ -432,7 +312,7 @@ class _Checker(ast.NodeVisitor):
             qual = _qualname(func, self.aliases) if isinstance(func, (ast.Attribute, ast.Name)) \
                 else None
             if qual and qual.startswith("numpy.") and \
-                    qual.split(".")[1] not in _KERNEL_NUMPY_CALLS:
+                    qual.split(".")[1] not in KERNEL_NUMPY_CALLS:
                 self.fail(node, f"`{ast.unparse(func)}(…)` (a NumPy function)",
                           "Use math.sqrt, math.exp … for numbers, cuda.local.array for a "
                           "per-thread array, and np.float32(x) for a type.")
@@ -447,8 +327,8 @@ class _Checker(ast.NodeVisitor):
     # -- kernels ---------------------------------------------------------------------------
 
     def check_kernel_syntax(self, node: ast.AST) -> None:
-        if self.in_kernel() and type(node) in _KERNEL_SYNTAX:
-            self.fail(node, *_KERNEL_SYNTAX[type(node)])
+        if self.in_kernel() and type(node) in KERNEL_SYNTAX:
+            self.fail(node, *KERNEL_SYNTAX[type(node)])
 
     def generic_visit(self, node: ast.AST) -> None:
         self.check_kernel_syntax(node)
@@ -468,7 +348,7 @@ def _instead(name: str) -> str:
         "vars": "Pass what a function needs as an argument.",
         "object": "Use plain values (numbers, tuples, dicts, arrays).",
     }
-    return hints.get(name, _WHAT_IS_FINE)
+    return hints.get(name, WHAT_IS_FINE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,7 +359,7 @@ def validate_module(source: str) -> None:
     """Validate a bundle: allowed imports, then definitions that pass the checks above.
 
     A bundle holds only imports, ``def`` and ``NAME = value`` statements (see
-    :func:`course.kernel_source.bundle_from_cells`); anything else is refused too.
+    :func:`course.trust.kernel_source.bundle_from_cells`); anything else is refused too.
     """
     tree = ast.parse(source)
     aliases: dict[str, str] = {}

@@ -1,7 +1,7 @@
 """The grader's verdict on a test cell's definitions, shown in the student's own notebook.
 
 The grader does not trust the notebook's kernel: it rebuilds the definitions a test cell
-uses from the notebook's source, under the code policy (:mod:`course.code_policy`), and runs
+uses from the notebook's source, under the code policy (:mod:`course.trust.code_policy`), and runs
 the test in a separate process (``autograder/trusted.py``). A definition it cannot rebuild — a
 refused construct, or a name bound only by a loop or a plot cell — fails there. If the
 student's own run of the same test cell printed ✓, the student would learn of it only from
@@ -25,8 +25,8 @@ import ast
 import os
 from typing import Any
 
-from course import backend
-from course.kernel_source import bundle_for_test_cell
+from course.runtime import backend
+from course.trust.kernel_source import bundle_for_test_cell
 
 #: per kernel session: input-history length -> the error the gate raised (or None).
 _seen: dict[int, BaseException | None] = {}
@@ -48,7 +48,7 @@ def looks_like_test_cell(source: str) -> bool:
 def _history() -> list[str] | None:
     """The raw source of every cell this IPython kernel has run, the running one last."""
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # optional: imported when used
     except ImportError:  # pragma: no cover - no IPython: plain Python
         return None
     shell: Any = get_ipython()

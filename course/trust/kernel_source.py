@@ -3,9 +3,9 @@
 Why: a check that runs in the student's own Python process can be fooled (the student's code
 can replace NumPy's comparisons, the checker, or the timer). So graded checks run elsewhere,
 from *source*: the definitions a test needs and nothing else, checked by the code policy of
-:mod:`course.code_policy` (ordinary Python is fine; imports beyond math/numpy/numba, file
+:mod:`course.trust.code_policy` (ordinary Python is fine; imports beyond math/numpy/numba, file
 access, introspection and attribute patching are not). The same rules apply to a student's own
-runs (:mod:`course.gate`), so a definition the grader would refuse is refused, with the same
+runs (:mod:`course.trust.gate`), so a definition the grader would refuse is refused, with the same
 message, the first time a test cell uses it.
 
 Two ways in, one way out (:class:`SourceBundle`):
@@ -24,11 +24,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from course.code_policy import (  # noqa: F401  (re-exported: older releases import them here)
-    ALLOWED_MODULES,
-    DisallowedCodeError,
-    validate_module,
-)
+from course.trust.code_policy import DisallowedCodeError, validate_module
+from course.trust.policy_rules import ALLOWED_MODULES
 
 
 @dataclass(frozen=True)
@@ -218,7 +215,7 @@ def bundle_from_cells(cells: list[str], wanted: set[str] | list[str]) -> SourceB
 def bundle_for_test_cell(cells_before: list[str], test_source: str) -> SourceBundle:
     """The bundle a test cell gets: the definitions, from the cells above it, of the names it
     uses and does not bind itself (builtins excluded). One function for the grader
-    (``autograder/trusted.py``) and the student's notebook (:mod:`course.gate`), so both
+    (``autograder/trusted.py``) and the student's notebook (:mod:`course.trust.gate`), so both
     refuse the same code with the same message."""
     import builtins
 

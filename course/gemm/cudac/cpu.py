@@ -14,7 +14,7 @@ docs/cuda-c-track.md has the reasoning and the measurements):
 * The threads of a block are fibers that run in a fixed order until each reaches
   ``__syncthreads()``; blocks run one after another. Same input, same verdict, every run.
 
-Before g++ sees it, the source has compiled with NVRTC (:mod:`course.cudac.source`), so it is
+Before g++ sees it, the source has compiled with NVRTC (:mod:`course.gemm.cudac.source`), so it is
 CUDA C a GPU would accept. The g++ object may only call the runtime, the hooks and a few math
 and memory functions (checked on its symbol table), inline assembly is refused, and no header
 can be included (``-nostdinc``); the runner is a separate process with a time limit, and while
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course.cudac.source import KernelSpec, full_source
+from course.gemm.cudac.source import KernelSpec, full_source
 
 HERE = Path(__file__).resolve().parent
 RUN_TIMEOUT_S = 120.0

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from course import backend
-from course.cudac.source import KernelSpec, full_source
+from course.gemm.cudac.source import KernelSpec, full_source
+from course.runtime import backend
 
 GUARD = 64
 _CACHE_DIR: str | None = None
@@ -55,7 +55,7 @@ def available() -> bool:
 
 def cupy_module() -> Any:
     isolate_cache()
-    import cupy
+    import cupy  # optional, heavy: imported when used (import course stays light)
 
     return cupy
 
@@ -116,7 +116,7 @@ def run_guarded(kernel: Any, A: np.ndarray, B: np.ndarray, grid: tuple[int, int]
 
 
 class CupyEventClock:
-    """:class:`course.timing.Clock` with CuPy's CUDA events, for kernels launched by CuPy."""
+    """:class:`course.perf.timing.Clock` with CuPy's CUDA events, for kernels launched by CuPy."""
 
     def measure(self, fn: Callable[[], None], batch: int) -> float:
         cp = cupy_module()
@@ -136,7 +136,7 @@ def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
                   warmup: int = 3, batch: int = 1) -> dict[str, list[float]]:
     """Milliseconds per launch of each function, interleaved, timed with CUDA events.
 
-    The same method as :func:`course.timing.time_launches` (warm-up outside the clock, one pair
+    The same method as :func:`course.perf.timing.time_launches` (warm-up outside the clock, one pair
     of events around ``batch`` launches, kernels interleaved so they share the clock), with
     CuPy's events instead of Numba's.
     """

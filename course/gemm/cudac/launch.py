@@ -19,9 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from course.cudac import cpu, gpu
-from course.cudac.source import NAIVE, TILED, KernelSpec, compile_kernel
-from course.launch import TILES, GemmInputError, Launch, check_operands, naive_launch, tiled_launch
+from course.gemm.cudac import cpu, gpu, nvrtc
+from course.gemm.cudac.source import NAIVE, TILED, KernelSpec, compile_kernel
+from course.gemm.launch import (
+    TILES,
+    GemmInputError,
+    Launch,
+    check_operands,
+    naive_launch,
+    tiled_launch,
+)
 
 ARGUMENTS = ("M", "N", "K", "A", "B", "C")
 
@@ -133,7 +140,6 @@ def matmul(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def describe() -> str:
     """A few plain lines: where CUDA C kernels compile and run here, and what needs a GPU."""
-    from course.cudac import nvrtc
 
     lines = []
     try:

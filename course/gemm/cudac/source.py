@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from course.cudac import nvrtc
+from course.gemm.cudac import nvrtc
 
 PARAMETERS = "(int M, int N, int K, const float* A, const float* B, float* C)"
 _MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$", re.M)

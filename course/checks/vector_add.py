@@ -1,0 +1,227 @@
+"""Notebook 05's graded check of the streaming kernel ``vector_add(a, b, c)``.
+
+The kernel must be a grid-stride loop: it is launched over several grids (one block, three
+blocks, one thread per element), on ragged sizes, inside guard regions on a GPU (a loop that
+runs one step too far reads and writes only the guards), and once with c the same array as
+a, so that an element handled by two threads shows. Runs on the simulator or a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import cuda
+
+from course.gemm.launch import quiet_numba, require_kernel
+from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS
+from course.perf.ceilings import (
+    VECTOR_ADD_BLOCK,
+    VectorAddCheckError,
+    grid_words,
+    positive_int,
+)
+from course.runtime import backend
+from course.runtime.errors import not_written_message, not_written_yet
+from course.runtime.seeds import generator
+from course.trust import gate
+
+#: sizes for the check: 1 element, around one block, and ragged multi-block sizes.
+GPU_SIZES = (1, 255, 256, 257, 1000, 100_003, 2**20 + 7)
+SIM_SIZES = (1, 257, 700)
+#: guard elements on each side of every array: one whole block, so that a loop that runs one
+#: step too far reads and writes only inside the guards on a GPU.
+VECTOR_GUARD = VECTOR_ADD_BLOCK
+#: blocks of the grid that calls the kernel with c = a: a stride that divides no size here.
+ALIAS_BLOCKS = 3
+LOOP_HINT = "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))"
+
+
+@dataclass(frozen=True)
+class VectorAddReport:
+    """What a passed check covered."""
+
+    sizes: tuple[int, ...]
+    backend: str
+
+    def __str__(self) -> str:
+        return (f"✓ vector_add is correct for n = {', '.join(f'{n:,}' for n in self.sizes)}, "
+                f"on grids of 1 block, {ALIAS_BLOCKS} blocks and one thread per element "
+                f"(blocks of {VECTOR_ADD_BLOCK} threads), and with c the same array as a "
+                f"[{self.backend}]")
+
+
+def check_grids(n: int) -> list[int]:
+    """The grids (numbers of 256-thread blocks) the check launches over ``n`` elements.
+
+    One block (every thread loops over many elements), three blocks (a stride that divides
+    none of the sizes), and one thread per element (the loop runs at most once): a correct
+    grid-stride kernel is right on all of them, whatever grid the course picks.
+    """
+    full = math.ceil(positive_int("n", n) / VECTOR_ADD_BLOCK)
+    return list(dict.fromkeys([1, ALIAS_BLOCKS, full]))
+
+
+def _guarded_device(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:
+    """A device buffer [guard | data | guard] and the view of its middle."""
+    dev = cuda.to_device(np.concatenate([fill, data, fill]))
+    return dev, dev[VECTOR_GUARD:VECTOR_GUARD + data.size]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def _diagnose(n: int, blocks: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+              wrote_outside: bool, changed_inputs: str) -> str | None:
+    """What is wrong with c = a + b as computed on ``blocks`` blocks, or None if it is right."""
+
+    where = f"for n = {n:,} on {grid_words(blocks)}"
+    if wrote_outside:
+        return (f"{where} your kernel wrote past the end of c: the loop must stop before "
+                f"c.size, as `{LOOP_HINT}:` does")
+    if changed_inputs:
+        return f"{where} your kernel changed {changed_inputs}: only c is the output; read a " \
+               "and b, write c"
+    unwritten = c.view(np.uint32) == C_POISON_BITS
+    grid = blocks * VECTOR_ADD_BLOCK
+    if unwritten.all():
+        if n == 1:
+            return (f"{where} c[0] was never written: the loop must include i = 0 and run up "
+                    f"to c.size, as `{LOOP_HINT}:` does, and store c[i] = a[i] + b[i] (the "
+                    "arguments come in the order a, b, c)")
+        return (f"{where} c was never written: does the kernel store c[i] = a[i] + b[i] for "
+                f"every i of `{LOOP_HINT}:`? The arguments come in the order (a, b, c).")
+    if unwritten.any():
+        first = int(np.argmax(unwritten))
+        count = int(unwritten.sum())
+        if first == grid and count == n - grid:
+            hint = (f"each thread handled one element, but the grid has only {grid:,} threads "
+                    f"for {n:,} elements. Let every thread go on to i + cuda.gridsize(1), "
+                    f"i + 2·cuda.gridsize(1), …, a grid-stride loop: `{LOOP_HINT}:`")
+        elif first == VECTOR_ADD_BLOCK and count == n - first:
+            hint = ("only the first block's elements were written: start at i = cuda.grid(1) "
+                    "(= blockIdx.x·blockDim.x + threadIdx.x, which includes the block) and "
+                    "step by cuda.gridsize(1), the threads of the whole grid")
+        elif count == n - first:
+            hint = (f"the last elements are missing: the loop must run up to c.size, as "
+                    f"`{LOOP_HINT}:` does")
+        else:
+            hint = ("every element needs a thread: start at i = cuda.grid(1) and step by "
+                    f"cuda.gridsize(1), `{LOOP_HINT}:`")
+        verb = "was" if count == 1 else "were"
+        return (f"{where}, {_plural(count, 'element')} of c (the first is c[{first}]) {verb} "
+                f"never written (still NaN): {hint}")
+    if not np.isfinite(c).all():
+        i = int(np.argmax(~np.isfinite(c)))
+        return (f"{where} c[{i}] = {c[i]} although a and b are finite: the kernel read "
+                "outside a or b (the memory around them holds NaN)")
+    a64, b64, c64 = a.astype(np.float64), b.astype(np.float64), c.astype(np.float64)
+    ref = a64 + b64
+    tol = 2 * np.finfo(np.float32).eps * (np.abs(a64) + np.abs(b64)) + 1e-30
+    bad = np.abs(c64 - ref) > tol
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    detail = (f"c[{i}] = {c[i]:.6g}, expected a[{i}] + b[{i}] = {ref[i]:.6g}; "
+              f"{int(bad.sum()):,} of {n:,} wrong")
+    guesses = {"a[i] − b[i]": a64 - b64, "a[i] · b[i]": a64 * b64, "a[i]": a64, "b[i]": b64,
+               "2·a[i]": 2 * a64, "2·b[i]": 2 * b64}
+    for what, values in guesses.items():
+        if np.all(np.abs(c64 - values) <= 2 * np.finfo(np.float32).eps * np.abs(values) + 1e-30):
+            return f"{where}: {detail}. Your kernel stores {what}; it should store a[i] + b[i]"
+    return (f"{where}: {detail}. Each loop step should add the elements at its own index i: "
+            "c[i] = a[i] + b[i]")
+
+
+def _diagnose_aliased(n: int, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> str | None:
+    """With c the same array as a, every element must come out as a + b: added exactly once."""
+    times = np.rint((got.astype(np.float64) - a) / b)  # b ≥ 0.25: how often b was added
+    if np.all(times == 1) and np.array_equal(got, a + b):
+        return None
+    i = int(np.argmax(times != 1)) if np.any(times != 1) else int(np.argmax(got != a + b))
+    where = f"for n = {n:,} on {grid_words(ALIAS_BLOCKS)}, called with c the same array as a"
+    if times[i] >= 2:
+        return (f"{where}: c[{i}] got b[{i}] added {int(times[i])} times, so more than one "
+                "thread handled that element. Each element needs exactly one thread: start at "
+                "cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole "
+                f"grid (not blockDim.x, not 1): `{LOOP_HINT}:`")
+    return (f"{where}: c[{i}] = {got[i]:.6g}, expected a[{i}] + b[{i}] = {a[i] + b[i]:.6g}. Each "
+            "thread should read a[i] and b[i] and store c[i] at the same index i, once")
+
+
+def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
+    """Launch the student's kernel; turn whatever it raises into a message with a hint."""
+
+    try:
+        with quiet_numba():
+            kernel[blocks, VECTOR_ADD_BLOCK](*arrays)
+        cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - the student's kernel may raise anything
+        if not_written_yet(exc):
+            raise VectorAddCheckError(not_written_message("vector_add")) from None
+        raise VectorAddCheckError(
+            f"vector_add failed for n = {n:,} on {grid_words(blocks)}: "
+            f"{type(exc).__name__}: {exc}. An index out of range means that a thread went past "
+            f"the end of the arrays: loop only while i < c.size, as `{LOOP_HINT}:` does."
+        ) from None
+
+
+def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int | None = None,
+                     quiet: bool = False) -> VectorAddReport:
+    """Check a grid-stride ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
+
+    Each size runs on the grids of :func:`check_grids` with fresh random float32 inputs; c
+    starts as a marked NaN (an element never written is recognised as such), and every array
+    sits between guard regions, so a store past the end of c (on a GPU, where nothing raises)
+    or a change to a or b is caught. Then the kernel runs with c the same array as a: an
+    element that two threads handle comes out as a + 2·b, which catches a wrong stride
+    (blockDim.x, 1) even though its values would otherwise look right. Small sizes go first,
+    so such a kernel fails before a large size could keep it busy for long.
+    """
+    gate.begin_check("check_vector_add")
+    kind = backend.require_runnable()
+
+    require_kernel(kernel, "vector_add")
+    sizes = tuple(sorted(positive_int("size", n) for n in (sizes or (
+        GPU_SIZES if kind == "gpu" else SIM_SIZES))))
+    rng = generator(seed)
+    in_guard = np.full(VECTOR_GUARD, INPUT_GUARD_BITS, dtype=np.uint32).view(np.float32)
+    c_guard = np.full(VECTOR_GUARD, C_GUARD, dtype=np.float32)
+    poison_bits = np.uint32(C_POISON_BITS)
+    for n in sizes:
+        a = rng.uniform(-1, 1, n).astype(np.float32)
+        b = rng.uniform(-1, 1, n).astype(np.float32)
+        a_dev, da = _guarded_device(a, in_guard)
+        b_dev, db = _guarded_device(b, in_guard)
+        for blocks in check_grids(n):
+            c_dev, dc = _guarded_device(np.full(n, poison_bits).view(np.float32), c_guard)
+            _launch_checked(kernel, blocks, n, da, db, dc)
+            flat_c = c_dev.copy_to_host()
+            outside = np.concatenate([flat_c[:VECTOR_GUARD], flat_c[VECTOR_GUARD + n:]])
+            changed = [name for name, dev, host in (("a", a_dev, a), ("b", b_dev, b))
+                       if not np.array_equal(dev.copy_to_host()[VECTOR_GUARD:VECTOR_GUARD + n]
+                                             .view(np.uint32), host.view(np.uint32))]
+            problem = _diagnose(n, blocks, a, b, flat_c[VECTOR_GUARD:VECTOR_GUARD + n],
+                                bool(np.any(outside != C_GUARD)), " and ".join(changed))
+            if problem:
+                raise VectorAddCheckError(f"vector_add: {problem}")
+        if n > VECTOR_ADD_BLOCK:  # below one block no two threads can share an element
+            x = rng.uniform(-1, 1, n).astype(np.float32)
+            y = rng.uniform(0.25, 1, n).astype(np.float32)
+            x_dev, dx = _guarded_device(x, in_guard)
+            _, dy = _guarded_device(y, in_guard)
+            _launch_checked(kernel, ALIAS_BLOCKS, n, dx, dy, dx)
+            problem = _diagnose_aliased(n, x, y, x_dev.copy_to_host()[VECTOR_GUARD:
+                                                                      VECTOR_GUARD + n])
+            if problem:
+                raise VectorAddCheckError(f"vector_add: {problem}")
+    report = VectorAddReport(sizes, kind)
+    if not quiet:
+        print(report)
+    return report
+
+

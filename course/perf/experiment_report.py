@@ -1,0 +1,107 @@
+"""The write-up experiment's result shown: a table beside the write-up's numbers
+(:func:`format_table`) and a bar chart (:func:`plot_experiment`). The result comes from
+:mod:`course.perf.experiment` (Numba) or :mod:`course.perf.cuda_experiment` (CUDA C).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from course.perf.experiment import (
+    NAIVE,
+    WRITEUP_RESULTS,
+    ExperimentResult,
+    WriteupNumbers,
+    tiled_name,
+)
+
+__all__ = ["format_table", "plot_experiment"]
+
+
+
+def _fmt_ms(ms: float | None) -> str:
+    return "—" if ms is None else f"{ms:.4f}"
+
+
+def _fmt_rate(gflops: float | None) -> str:
+    return "—" if gflops is None else f"{gflops:,.0f}"
+
+
+def _fmt_diff(diff: float) -> str:
+    return "0" if diff == 0 else f"{diff:.3g}"
+
+
+def format_table(result: ExperimentResult, writeup: WriteupNumbers = WRITEUP_RESULTS) -> str:
+    """A plain-text table of the result, with the write-up's numbers beside naive and tiled."""
+    n = result.size
+    what = (f"{result.iters} launches per timing" if result.timed
+            else "correctness only, nothing timed")
+    head = f"{n}×{n}×{n} FP32, the write-up's inputs, {what} — {result.device}"
+    writeup_cols = {NAIVE: (writeup.naive_ms, writeup.naive_gflops)}
+    if result.tile == writeup.tile:
+        writeup_cols[tiled_name(writeup.tile)] = (writeup.tiled_ms, writeup.tiled_gflops)
+    header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "write-up ms",
+              "write-up GFLOP/s")
+    body = []
+    for r in result.rows:
+        s_ms, s_rate = writeup_cols.get(r.name, (None, None))
+        body.append((r.name, r.where, _fmt_ms(r.avg_ms), _fmt_rate(r.gflops),
+                     _fmt_diff(r.max_abs_diff), _fmt_ms(s_ms), _fmt_rate(s_rate)))
+    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest])
+
+    lines = [head, line(header), "  ".join("-" * w for w in widths)]
+    lines += [line(row) for row in body]
+    ratio = result.tiled_over_naive
+    ratio_text = "—" if ratio is None else f"{ratio:.4f}×"
+    lines.append(f"tiled / naive time: {ratio_text} (write-up: {writeup.tiled_over_naive:.4f}×); "
+                 f"max|tiled − naive| = {_fmt_diff(result.max_abs_diff_tiled_vs_naive)} "
+                 f"(write-up: {_fmt_diff(writeup.max_abs_diff)})")
+    if result.size != writeup.size:
+        lines.append(f"(the write-up ran at {writeup.size}³; its columns are for comparison only)")
+    lines += list(result.notes)
+    return "\n".join(lines)
+
+
+def plot_experiment(result: ExperimentResult, ax: Any = None,
+                    writeup: WriteupNumbers = WRITEUP_RESULTS) -> Any:
+    """Horizontal bars of GFLOP/s (log scale): your run, plus the write-up's two kernels,
+    hatched."""
+    import matplotlib.pyplot as plt  # optional: imported when used
+
+    timed = [r for r in result.rows if r.timed]
+    if not timed:
+        raise ValueError("nothing in this result was timed (timings need a GPU): "
+                         "print format_table(result) instead")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
+    labels = [f"{r.name} [{r.where}]" for r in timed]
+    values = [r.gflops for r in timed]
+    colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
+    hatches = [""] * len(timed)
+    labels += [f"write-up: naive [{writeup.size}³]",
+               f"write-up: tiled, tile {writeup.tile} [{writeup.size}³]"]
+    values += [writeup.naive_gflops, writeup.tiled_gflops]
+    colors += ["white", "white"]
+    hatches += ["///", "///"]
+    y = np.arange(len(labels))[::-1]
+    bars = ax.barh(y, values, color=colors, edgecolor="black", height=0.6)
+    for bar, hatch in zip(bars, hatches, strict=True):
+        bar.set_hatch(hatch)
+    for yi, v in zip(y, values, strict=True):
+        ax.annotate(f"{v:,.0f}", (v, yi), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=9)
+    ax.set_yticks(y, labels)
+    ax.set_xscale("log")
+    ax.set_xlim(min(values) / 2, max(values) * 4)
+    ax.set_xlabel("GFLOP/s (log scale; higher is better)")
+    ax.set_title(f"FP32 GEMM {result.size}³ on {result.device}", fontsize=10)
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    return ax
+
