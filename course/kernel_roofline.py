@@ -115,7 +115,8 @@ def _show_modelled(intensities: Mapping[str, float], size: int) -> None:
         ax.axvline(ai, color=f"C{i}", ls=":", lw=1.5)
         ax.plot([ai], [limit], "o", mfc="none", mew=2, ms=9, color=f"C{i}")
         ax.annotate(f"{label}: ≤ {limit:,.0f} GFLOP/s", (ai, limit), xytext=(6, -14),
-                    textcoords="offset points", fontsize=8, color=f"C{i}")
+                    textcoords="offset points", fontsize=8, color=f"C{i}",
+                    bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
     plt.show()
     for label, ai in intensities.items():
         side = "memory" if ai < roof.ridge_ai else "compute"
