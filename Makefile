@@ -74,6 +74,12 @@ test-class: install
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow and not browser"
 
+## On a machine with a CUDA GPU (and the driver; CuPy from `pip install ".[gpu]"` for the cuBLAS
+## and CUDA C checks): the tests marked `gpu`, which everywhere else are skipped with a reason.
+## -rs lists any that still skip, and why.
+gpu-check: install
+	$(BIN)/python -m pytest -m gpu -rs
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
