@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from course import intensity_answers as ia
-from course import roofline_answers as ra
-from course.answers import AnswerError
+from course.checks import intensity_answers as ia
+from course.checks import roofline_answers as ra
+from course.checks.answers import AnswerError
 
 
 def _ceil(a, b):

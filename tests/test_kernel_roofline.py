@@ -7,9 +7,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from course import backend, kernel_roofline  # noqa: E402
-from course.intensity_answers import naive_model, tiled_model  # noqa: E402
-from course.traffic import naive_reads, tiled_reads  # noqa: E402
+from course.checks.intensity_answers import naive_model, tiled_model  # noqa: E402
+from course.gemm.reads import naive_reads, tiled_reads  # noqa: E402
+from course.notebooks import kernel_roofline  # noqa: E402
+from course.runtime import backend  # noqa: E402
 from tests.kernels_for_tests import gemm_naive, make_gemm_tiled  # noqa: E402
 
 
