@@ -15,6 +15,8 @@
 #                                         # the write-up's experiment, racecheck, ladder
 #   bash scripts/gpu_session.sh cudac-nb  # notebooks 04 and 06 on the CUDA C track: their
 #                                         # course paths, GPU tests, both executed (~3 min)
+#   bash scripts/gpu_session.sh smoke     # after a restructure: every GPU test, the Numba
+#                                         # notebooks executed, a few students autograded
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
 set -uo pipefail
@@ -42,6 +44,19 @@ if [ "$PART" = probe ]; then
   echo "== T4 model check (quick)"
   QUICK=1 timeout 240 python3 scripts/gpu_t4_model_check.py --out "$OUT/t4-model-check.md" \
     --quick 2>&1 | tail -25
+elif [ "$PART" = smoke ]; then
+  echo "== every GPU test"
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests 2>&1 \
+    | tee "$OUT/pytest-gpu.log" | tail -8
+  echo "== the Numba notebooks 00-07 executed with the solutions (copies in $OUT/executed)"
+  timeout 200 python3 scripts/run_notebooks.py --track numba --out "$OUT/executed" 2>&1 \
+    | grep -v "without encryption" | tail -15
+  echo "== a few students through real nbgrader autograde"
+  python3 -m autograder.harness demo --json "$OUT/smoke.json" --class full \
+    --students ada_correct,zoe_lazy_at_large_k,bea_cuda_correct,ivy_global_inner_loop \
+    > "$OUT/smoke.txt" 2>&1
+  python3 scripts/compare_scores.py "$OUT/smoke.json" --gpu --only-present | tail -4
+  grep -E "^(ada|zoe|bea|ivy)" "$OUT/smoke.txt" | cut -c1-160
 elif [ "$PART" = cudac ]; then
   echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
   timeout 540 python3 scripts/gpu_cudac.py ${QUICK:+--quick} 2>&1 | tee "$OUT/gpu_cudac.log" \
