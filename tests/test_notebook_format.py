@@ -72,3 +72,32 @@ def _defined_names(code: str) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
+
+
+#: Helper code lives in `course`, not in cells: a code cell outside the students' answers stays
+#: short enough to read at a glance (issue 11).
+MAX_CELL_LINES = 30
+
+
+def long_cells(nb: nbformat.NotebookNode) -> list[str]:
+    """The code cells, answers excepted, longer than MAX_CELL_LINES: 'grade_id or id: lines'."""
+    return [f"{c.metadata.get('nbgrader', {}).get('grade_id') or c.get('id')}: "
+            f"{len(c.source.splitlines())} lines"
+            for c in nb.cells if c.cell_type == "code"
+            and not c.metadata.get("nbgrader", {}).get("solution")
+            and len(c.source.splitlines()) > MAX_CELL_LINES]
+
+
+@pytest.mark.parametrize("path", SOURCE, ids=lambda p: p.name)
+def test_cells_outside_the_answers_are_short(path: Path) -> None:
+    assert not long_cells(nbformat.read(path, as_version=4)), path.name
+
+
+def test_the_cell_length_check_finds_a_long_cell() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1\n" * (MAX_CELL_LINES + 1)),
+                nbformat.v4.new_code_cell("y = 1\n" * MAX_CELL_LINES)]
+    answer = nbformat.v4.new_code_cell("z = 1\n" * 99)
+    answer.metadata["nbgrader"] = {"solution": True, "grade_id": "answer"}
+    nb.cells.append(answer)
+    assert long_cells(nb) == [f"{nb.cells[0].id}: {MAX_CELL_LINES + 1} lines"]
