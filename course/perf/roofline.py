@@ -32,10 +32,10 @@ PERF_LABEL = "Performance [GFLOP/s]"
 
 # Shading for the classic "two bandwidths, one peak" lecture figure.
 _REGION_COLORS = ("tab:blue", "tab:purple", "tab:red")
-Align = Literal["left", "center", "right"]  # a label's horizontal alignment
 _REGION_ALPHA = 0.12
 # Labels sit on a faint white box, so a roof line passing behind one does not hide it.
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75}
+_Align = Literal["left", "center", "right"]  # a label's horizontal alignment
 
 
 def _check_positive(name: str, value: float) -> None:
@@ -226,7 +226,7 @@ def _separate_labels(ax: Axes) -> None:
 
     for text in labels:
         step = float(text.get_fontsize())  # points (typed float | str; a Text gives a float)
-        candidates: list[tuple[tuple[float, float], Align]]
+        candidates: list[tuple[tuple[float, float], _Align]]
         if text.get_gid() == "ridge-label":
             candidates = [((0, 8 + k * step), "center") for k in range(8)]
         else:
