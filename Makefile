@@ -61,6 +61,8 @@ test: install colab-venv
 	$(BIN)/ruff check .
 	@# course/'s layers and no import cycle (contracts in pyproject.toml, docs/architecture.md)
 	$(BIN)/lint-imports
+	@# types of course/ and autograder/ ([tool.mypy] in pyproject.toml)
+	$(BIN)/mypy
 	@# --dist loadfile: every test of a file on one worker, so the module-scoped sample class
 	@# is graded once per run, not once per worker.
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
@@ -83,6 +85,7 @@ gpu-check: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 ## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install

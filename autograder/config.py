@@ -70,7 +70,7 @@ def reference_bundle_file(root: Path, folder: Path) -> str:
     ]
     cells = [c.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "") for c in cells]
     bundle = bundle_from_cells(cells, {"gemm_naive"})
-    reference = {"gemm_naive": bundle.to_json()}
+    reference: dict[str, object] = {"gemm_naive": bundle.to_json()}
     cuda = _reference_cuda_source(root / "source" / ASSIGNMENT / REFERENCE_NOTEBOOK_CUDA)
     if cuda is not None:
         reference["GEMM_NAIVE_CUDA"] = cuda

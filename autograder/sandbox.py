@@ -145,6 +145,8 @@ def _python_paths() -> list[Path]:
 
 def _package_dir(name: str) -> Path:
     module = __import__(name)
+    if module.__file__ is None:  # a namespace package: no one folder to mount
+        raise RuntimeError(f"package {name!r} has no __init__.py, so no folder to mount")
     return Path(module.__file__).resolve().parent
 
 

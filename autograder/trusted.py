@@ -260,7 +260,8 @@ class TrustedRecheck(NbGraderPreprocessor):
                 jobs.append(make_job(nb.cells[:index], cell))
                 where.append(index)
         root = Path(self.course_root or os.getcwd())
-        extra_env, extra_ro = {}, ()
+        extra_env: dict[str, str] = {}
+        extra_ro: tuple[Path, ...] = ()
         if self.reference_file:
             extra_env["COURSE_REFERENCE_NAIVE"] = self.reference_file
             extra_ro = (Path(self.reference_file),)

@@ -17,8 +17,9 @@ A and B the kernel reads — a measurement, not a search of the source text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -48,7 +49,10 @@ class CheckNotRunError(NotMeasuredError):
     fail, and the grade table says so."""
 
 
-def _wrap(spec: KernelSpec, build: Any) -> CudaGemm:
+_Built = TypeVar("_Built")  # what a build gives: a compiled CudaGemm or a CPU runner
+
+
+def _wrap(spec: KernelSpec, build: Callable[[], _Built]) -> _Built:
     """Compile (NVRTC) through ``build``; turn 'not written' and missing tools into their
     course errors."""
     try:
@@ -158,7 +162,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
             raise GemmCheckError(f"gemm_tiled (TILE={ptile}) for M, N, K = {probe}: {found[0]}")
     worst = 0.0
     for tile in tiles:
-        gk = _wrap(TILED, lambda tile=tile: tiled(source, tile))
+        gk = _wrap(TILED, functools.partial(tiled, source, tile))
         worst = max(worst, run_cases(gk, shapes, rng))
     report = GemmReport(f"gemm_tiled (CUDA C, TILE {', '.join(map(str, tiles))})", shapes,
                         _label(), worst)
@@ -176,7 +180,7 @@ def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
     # Races are the correctness check's business (as in the Numba track): a kernel with a
     # missing barrier still has a tiled kernel's traffic. An access outside the arrays or a
     # crash leaves nothing to count.
-    problem = (seen.problems or [None])[0]
+    problem = seen.problems[0] if seen.problems else None
     if problem:
         raise TrafficCheckError(f"gemm_tiled (TILE={tile}) could not be counted: {problem}")
     reads = seen.reads_a + seen.reads_b

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -71,7 +72,8 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
     A, B = random_operands(size, size, size, rng)
     dA, dB = cp.asarray(A), cp.asarray(B)
     n = np.int32(size)
-    launches, checks = {}, {}
+    launches: dict[str, Callable[[], None]] = {}
+    checks: dict[str, OutputCheck] = {}
     for name, gk in gemms.items():
         cfg = gk.launch_for(size, size)
         dC = cp.empty((size, size), cp.float32)  # each kernel its own output, verified
@@ -141,7 +143,8 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
     # A deterministic look on the CPU runner first: a kernel with a barrier race can pass or
     # fail a GPU run by luck, and the same submission must always get the same verdict.
     seen = watch(tiled_source, 8, (11, 9, 19), fresh_seed())
-    problem = (seen.problems or seen.races or seen.uninitialised or [None])[0]
+    found = seen.problems or seen.races or seen.uninitialised
+    problem = found[0] if found else None
     if problem:
         raise SpeedupCheckError(f"no speedup points yet: gemm_tiled (TILE=8) is not correct "
                                 f"({problem}); fix the correctness tests first")

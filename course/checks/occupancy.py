@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from course.gemm.occupancy import ARCH_LIMITS, theoretical_occupancy
 from course.runtime.errors import not_written_message
@@ -54,7 +54,19 @@ def _blocks_variant(cc: tuple[int, int], threads: int, regs: int, smem: int, *,
     return min(counts)
 
 
-_MISTAKES = (
+class _Rules(TypedDict, total=False):
+    """Which of :func:`_blocks_variant`'s rules a hint leaves out (the rest stay as they are)."""
+
+    quarters: bool
+    reg_rounding: bool
+    reserved: bool
+    smem_rounding: bool
+    block_cap: bool
+    warp_ceil: bool
+    per_thread_regs: bool
+
+
+_MISTAKES: tuple[tuple[_Rules, str], ...] = (
     ({"reserved": False}, "the 1 KiB the driver reserves per block is missing: on sm_80 and "
      "newer every block takes its shared memory + 1024 B"),
     ({"smem_rounding": False}, "shared memory is allocated in units (256 B on sm_75, 128 B on "
@@ -72,13 +84,13 @@ _MISTAKES = (
 
 
 def _validated_cases(cases: Sequence[Case]) -> list[Case]:
-    out = []
+    out: list[Case] = []
     for case in cases:
-        cc, threads, regs, smem = case
-        cc = tuple(int(x) for x in cc)
+        given, threads, regs, smem = case
+        cc = tuple(int(x) for x in given)
         if cc not in ARCH_LIMITS:
             raise ValueError(f"no occupancy limits for {cc}")
-        out.append((cc, int(threads), int(regs), int(smem)))
+        out.append(((cc[0], cc[1]), int(threads), int(regs), int(smem)))
     return out
 
 

@@ -135,11 +135,11 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
         raise SpeedupCheckError(f"no speedup points yet: make_gemm_tiled(8) is not correct "
                                 f"({problem}); fix the correctness tests first")
     reference = _reference_bundle()
-    job = {"task": "speedup", "bundles": {"student": student.to_json()},
-           "size": size, "tile": tile, "repeats": repeats,
-           "seed": fresh_seed()}
+    bundles = {"student": student.to_json()}
     if reference is not None:
-        job["bundles"]["reference"] = reference.to_json()
+        bundles["reference"] = reference.to_json()
+    job = {"task": "speedup", "bundles": bundles, "size": size, "tile": tile,
+           "repeats": repeats, "seed": fresh_seed()}
     out = runner.run_job(job, simulator=False)
     if out.get("not_measured"):
         raise NotMeasuredError(f"speedup not measured: {out['not_measured']}")

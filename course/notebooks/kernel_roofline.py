@@ -33,7 +33,7 @@ from course.perf.roof import ceilings_for_plot
 from course.perf.roofline import KernelPoint, Roof, percent_of_roof, plot_roofline
 from course.perf.timing import time_gemm
 from course.runtime import backend
-from course.runtime.devices import DEFAULT_SIMULATOR_DEVICE, lookup
+from course.runtime.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, lookup
 from course.runtime.errors import MissingAnswerError
 from course.trust.code_policy import DisallowedCodeError
 
@@ -111,7 +111,7 @@ def _show_modelled(intensities: Mapping[str, float], size: int) -> None:
     """No GPU: the simulator device's datasheet roof, each intensity marked at its limit."""
     import matplotlib.pyplot as plt
 
-    roof = Roof.from_spec(lookup(DEFAULT_SIMULATOR_DEVICE))
+    roof = Roof.from_spec(DATASHEET[DEFAULT_SIMULATOR_DEVICE])
     ax = plot_roofline(roof, title=f"Modelled intensities at {size}³ under a {roof.name} roof")
     for i, (label, ai) in enumerate(intensities.items(), start=1):
         limit = roof.attainable(ai)
@@ -147,7 +147,7 @@ def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     gemms = {"naive": naive(gemm_naive)}
     gemms.update({f"tiled {t}": tiled(make_gemm_tiled, t) for t in GEMM_TILES})
     points = _timed_points(gemms, intensities, size)
-    spec = lookup(b.device_name)
+    spec = lookup(b.device_name or "")
     if spec is None:
         print(f"course.devices has no datasheet numbers for {b.device_name}: no roof to draw.")
         return points
@@ -187,7 +187,7 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
     cublas = _cublas_point(size)
     if cublas is not None:
         points.append(cublas)
-    spec = lookup(b.device_name)
+    spec = lookup(b.device_name or "")
     roofs = [roof] + ([Roof("datasheet", spec.fp32_peak_gflops, spec.bandwidth_gbs)]
                       if spec else [])
     fig, ax = plt.subplots(figsize=(10, 6), layout="constrained")
@@ -230,7 +230,7 @@ def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
         points.append(cublas)
     for p in points:
         print(f"{p.label:16s} {p.gflops / 1e3:6.1f} TFLOP/s")
-    spec = lookup(backend.detect().device_name)
+    spec = lookup(backend.detect().device_name or "")
     if spec is not None:
         plot_roofline(Roof.from_spec(spec), points, title=f"{size}³ FP32 on {spec.name}")
         plt.show()

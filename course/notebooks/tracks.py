@@ -195,13 +195,13 @@ def load_gemm_kernels(track: str | None = None, folder: str | Path | None = None
         except (MissingAnswerError, DisallowedCodeError, SyntaxError, NameError) as exc:
             failed.append((candidate, exc))
     if not failed:
-        exc = absent[0][1]
+        first = absent[0][1]
         also = "".join(f"\n(For the {t.name} track: {' and '.join(t.notebooks)}.)"
                        for t, _ in absent[1:])
-        raise MissingAnswerError(f"{exc}{also}")
+        raise MissingAnswerError(f"{first}{also}")
     # A track none of whose notebooks is here is not the student's: name only the others.
-    raise MissingAnswerError("\n".join(f"{t.name} track ({', '.join(t.notebooks)}): {exc}"
-                                       for t, exc in failed))
+    raise MissingAnswerError("\n".join(f"{t.name} track ({', '.join(t.notebooks)}): {why}"
+                                       for t, why in failed))
 
 
 # ---------------------------------------------------------------------------------------------

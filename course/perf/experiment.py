@@ -237,7 +237,7 @@ def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], 
         Row(tiled_name(tile), "GPU", None, None, max_abs_diff(C_tiled, ref)),
         Row(NUMPY, "CPU", None, None, max_abs_diff(A @ B, ref)),
     )
-    device = b.device_name if b.kind == "gpu" else "Numba CUDA simulator"
+    device = (b.device_name or "GPU") if b.kind == "gpu" else "Numba CUDA simulator"
     return ExperimentResult(size, 0, tile, device, rows, max_abs_diff(C_tiled, C_naive))
 
 

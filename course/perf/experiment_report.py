@@ -75,14 +75,15 @@ def plot_experiment(result: ExperimentResult, ax: Any = None,
     hatched."""
     import matplotlib.pyplot as plt  # optional: imported when used
 
-    timed = [r for r in result.rows if r.timed]
+    # A timed row has a speed unless its time rounded to 0, which a log scale cannot draw.
+    timed = [r for r in result.rows if r.timed and r.gflops is not None]
     if not timed:
         raise ValueError("nothing in this result was timed (timings need a GPU): "
                          "print format_table(result) instead")
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
     labels = [f"{r.name} [{r.where}]" for r in timed]
-    values = [r.gflops for r in timed]
+    values = [r.gflops for r in timed if r.gflops is not None]  # all of them (see timed)
     colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
     hatches = [""] * len(timed)
     labels += [f"write-up: naive [{writeup.size}³]",

@@ -18,7 +18,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from course.gemm.cudac import gpu as cuda_gpu
 from course.gemm.cudac import launch as cuda_launch
@@ -26,7 +26,7 @@ from course.gemm.cudac import nvrtc
 from course.gemm.cudac.source import NAIVE as CUDA_NAIVE
 from course.gemm.cudac.source import TILED as CUDA_TILED
 from course.gemm.cudac.source import compile_kernel
-from course.gemm.launch import GemmKernel, is_cuda_kernel, naive, naive_launch, tiled
+from course.gemm.launch import Launch, is_cuda_kernel, naive, naive_launch, tiled
 from course.gemm.occupancy import ARCH_LIMITS
 from course.gemm.reads import naive_reads, tiled_reads
 from course.perf.cuda_experiment import time_gemm_cuda
@@ -43,6 +43,7 @@ __all__ = [
     "PROFILES",
     "CompiledCounts",
     "KernelModel",
+    "SweepKernel",
     "Target",
     "as_kernel_model",
     "available_profiles",
@@ -69,20 +70,35 @@ BYTES = 4  # float32
 # What the sweep runs: a kernel and the facts the model needs about it.
 
 
+class SweepKernel(Protocol):
+    """A kernel at one tile as a row of the sweep needs it: a name and the contract's launch.
+
+    Both kinds are one: a Numba :class:`course.gemm.launch.GemmKernel` and a CUDA C
+    :class:`course.gemm.cudac.launch.CudaGemm`.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def launch_for(self, M: int, N: int) -> Launch: ...
+
+
 @dataclass(frozen=True)
 class KernelModel:
     """How to build, launch and model one kernel of the sweep at a given tile.
 
-    ``gemm(tile)`` gives the :class:`GemmKernel` to launch; ``threads(tile)`` and
-    ``static_smem(tile)`` are what the model uses without a compiler; ``reads(M, N, K, tile)``
-    counts the elements of A and B the kernel requests (notebook 1's model).
+    ``gemm(tile)`` gives the kernel to launch (a :class:`SweepKernel`: Numba's
+    :class:`course.gemm.launch.GemmKernel`, or a CUDA C kernel, which brings its own ``counts``
+    and ``timer``); ``threads(tile)`` and ``static_smem(tile)`` are what the model uses without
+    a compiler; ``reads(M, N, K, tile)`` counts the elements of A and B the kernel requests
+    (notebook 1's model).
     ``tile_dependent`` is False for kernels whose launch ignores the tile (the naive kernel, a
     register-tiled kernel with fixed blocks): their rows repeat one configuration as a
     reference line, and a GPU times them once.
     """
 
     name: str
-    gemm: Callable[[int], GemmKernel]
+    gemm: Callable[[int], SweepKernel]
     threads: Callable[[int], int]
     static_smem: Callable[[int], int]
     reads: Callable[[int, int, int, int], int]

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.text import Annotation
 
 if TYPE_CHECKING:
     from course.runtime.devices import DeviceSpec
@@ -34,6 +35,7 @@ _REGION_COLORS = ("tab:blue", "tab:purple", "tab:red")
 _REGION_ALPHA = 0.12
 # Labels sit on a faint white box, so a roof line passing behind one does not hide it.
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75}
+_Align = Literal["left", "center", "right"]  # a label's horizontal alignment
 
 
 def _check_positive(name: str, value: float) -> None:
@@ -63,6 +65,12 @@ class Roof:
     def ridge_ai(self) -> float:
         """Intensity [FLOP/byte] where the memory slope meets the compute peak."""
         return self.peak_gflops / self.bandwidth_gbs
+
+    @overload
+    def attainable(self, ai: float) -> float: ...
+
+    @overload
+    def attainable(self, ai: np.ndarray) -> np.ndarray: ...
 
     def attainable(self, ai: float | np.ndarray) -> float | np.ndarray:
         """Roof height [GFLOP/s] at intensity ``ai`` (scalar in, float out; array in, array out).
@@ -195,13 +203,18 @@ def _separate_labels(ax: Axes) -> None:
     so kernels with close intensities and speeds (tiles 16 and 32, say) stay readable.
     """
     fig = ax.figure
-    labels = [t for gid in ("ridge-label", "kernel-label") for t in ax.texts if t.get_gid() == gid]
+    labels = [t for gid in ("ridge-label", "kernel-label") for t in ax.texts
+              if isinstance(t, Annotation) and t.get_gid() == gid]  # all made by ax.annotate
     for text in labels:
         text.set_in_layout(False)  # moving a label must not resize the axes again
     try:
         fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
+        # Only Agg canvases (inline, ipympl, PNG) hand out the renderer they drew with.
+        get_renderer = getattr(fig.canvas, "get_renderer", None)
+        renderer = get_renderer() if get_renderer is not None else None
     except Exception:  # noqa: BLE001 - a canvas that cannot draw off-screen: keep the defaults
+        return
+    if renderer is None:
         return
     frame = ax.get_window_extent(renderer)
     taken = [line.get_window_extent(renderer).padded(2) for line in ax.lines
@@ -212,7 +225,8 @@ def _separate_labels(ax: Axes) -> None:
                 and box.y1 <= frame.y1 and not any(box.overlaps(other) for other in taken))
 
     for text in labels:
-        step = text.get_fontsize()
+        step = float(text.get_fontsize())  # points (typed float | str; a Text gives a float)
+        candidates: list[tuple[tuple[float, float], _Align]]
         if text.get_gid() == "ridge-label":
             candidates = [((0, 8 + k * step), "center") for k in range(8)]
         else:
@@ -233,7 +247,7 @@ def _shade_regions(ax: Axes, roofs: list[Roof], lo: float, hi: float) -> None:
     if len(roofs) == 1:
         ridge = roofs[0].ridge_ai
         spans = [(lo, ridge, "memory-bound"), (ridge, hi, "compute-bound")]
-        colors = (_REGION_COLORS[0], _REGION_COLORS[2])
+        colors: tuple[str, ...] = (_REGION_COLORS[0], _REGION_COLORS[2])
     elif len(roofs) == 2 and math.isclose(roofs[0].peak_gflops, roofs[1].peak_gflops) and (
         not math.isclose(roofs[0].bandwidth_gbs, roofs[1].bandwidth_gbs)
     ):

@@ -39,7 +39,14 @@ from course.gemm.occupancy import (
     kernel_resources,
     theoretical_occupancy,
 )
-from course.perf.kernel_models import BYTES, KernelModel, Target, as_kernel_model, resolve_target
+from course.perf.kernel_models import (
+    BYTES,
+    KernelModel,
+    SweepKernel,
+    Target,
+    as_kernel_model,
+    resolve_target,
+)
 from course.perf.timing import time_gemm
 from course.runtime import backend
 
@@ -78,9 +85,10 @@ def _modelled_ai(reads: int, M: int, N: int, K: int) -> float:
     return 2.0 * M * N * K / ((reads + M * N) * BYTES)
 
 
-def _resources(gk: GemmKernel) -> tuple[int | None, int | None]:
-    """(registers, static shared memory) from the compiler; (None, None) on the simulator."""
-    if backend.detect().kind != "gpu":
+def _resources(gk: SweepKernel) -> tuple[int | None, int | None]:
+    """(registers, static shared memory) from the compiler; (None, None) on the simulator, or
+    for a kernel that is not Numba's (its model brings ``counts`` instead)."""
+    if backend.detect().kind != "gpu" or not isinstance(gk, GemmKernel):
         return None, None
     import numpy as np
     from numba import cuda
@@ -212,8 +220,10 @@ def run_sweep(
                     if key not in timed and model.timer is not None:
                         timed[key] = model.timer(tile, size, repeats)
                     elif key not in timed:
-
                         gk = model.gemm(tile)
+                        if not isinstance(gk, GemmKernel):
+                            raise TypeError(f"{model.name}: a kernel that is not Numba's needs "
+                                            "its own timer in the KernelModel to be timed")
                         timed[key] = time_gemm([gk], size, size, size, repeats=repeats)[gk.name]
                     timing = timed[key]
                 row = model_row(model, tile, size, target, timing, measured=measure,

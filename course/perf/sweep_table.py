@@ -69,7 +69,9 @@ def plot_sweep(rows: Sequence[SweepRow], ax: Axes | None = None) -> Axes:
     for i, name in enumerate(kernels):
         mine = sorted((r for r in rows if r.kernel == name), key=lambda r: r.tile)
         x = [r.tile for r in mine]
-        y = [r.gflops if measured else r.modelled_ai for r in mine]
+        # measured: every row has gflops (the filter drops none; it narrows the type)
+        y = ([r.gflops for r in mine if r.gflops is not None] if measured
+             else [r.modelled_ai for r in mine])
         c = colors[i % len(colors)]
         ax.plot(x, y, "o-", color=c, lw=2, label=f"{name}: " + ("GFLOP/s" if measured
                                                                else "modelled AI"))

@@ -93,7 +93,7 @@ class CudaEventClock:
         return float(cuda.event_elapsed_time(start, end))
 
 
-def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
+def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 20,
                   warmup: int = 3, flops: float | dict[str, float] = 0.0,
                   nbytes: float | dict[str, float] = 0.0, batch: int = 1,
                   checks: Mapping[str, OutputCheck] | None = None,
@@ -176,7 +176,8 @@ def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, war
     A, B = random_operands(M, N, K, np.random.default_rng(seed))
     verifier = GemmVerifier(A, B)
     dA, dB = verifier.dA, verifier.dB
-    launches, checks = {}, {}
+    launches: dict[str, Callable[[], None]] = {}
+    checks: dict[str, OutputCheck] = {}
     for gk in gemms:
         cfg = gk.launch_for(M, N)
         dC = cuda.device_array((M, N), dtype=np.float32)

@@ -17,6 +17,7 @@ import os
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from typing import TypedDict
 
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 COLAB_HINT = "On Colab: Runtime → Change runtime type → T4 GPU, then run the notebook again."
@@ -106,6 +107,15 @@ def on_colab() -> bool:
     return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 
 
+class _Versions(TypedDict):
+    """The fields of :class:`Backend` that are the same whatever runs the kernels."""
+
+    numba: str | None
+    numba_cuda: str | None
+    cupy: str | None
+    on_colab: bool
+
+
 def _cupy_version() -> str | None:
     return _version("cupy") or _version("cupy-cuda12x") or _version("cupy-cuda13x")
 
@@ -114,7 +124,7 @@ def _cupy_version() -> str | None:
 def detect() -> Backend:
     """Find out where kernels run. Cached: Numba's choice cannot change inside a process."""
     choose_numba_target()
-    versions = dict(
+    versions = _Versions(
         numba=_version("numba"),
         numba_cuda=_version("numba-cuda"),
         cupy=_cupy_version(),

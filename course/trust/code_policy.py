@@ -76,8 +76,8 @@ def _bound_names(node: ast.AST) -> set[str]:
             out.add(sub.id)
         elif isinstance(sub, ast.arg):
             out.add(sub.arg)
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
-                isinstance(sub, ast.ExceptHandler) and sub.name):
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                              ast.ExceptHandler)) and sub.name:  # `except E:` binds no name
             out.add(sub.name)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             out |= {(a.asname or a.name).split(".")[0] for a in sub.names}

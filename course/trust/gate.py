@@ -67,8 +67,9 @@ def check_cell_definitions(history: list[str]) -> None:
         return
     key = len(history)
     if key in _seen:
-        if _seen[key] is not None:
-            raise _seen[key]
+        seen = _seen[key]
+        if seen is not None:
+            raise seen
         return
     earlier = [src for src in history[:-1] if not looks_like_test_cell(src)]
     try:

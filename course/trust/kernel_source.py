@@ -62,7 +62,8 @@ class SourceBundle:
 
 def _free_names(node: ast.AST) -> set[str]:
     """Names a statement loads that it does not bind itself."""
-    loads, stores = set(), set()
+    loads: set[str] = set()
+    stores: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
             (stores if isinstance(sub.ctx, ast.Store) else loads).add(sub.id)
@@ -107,10 +108,8 @@ def referenced_names(code: str) -> set[str]:
                 bound.add(sub.id)
             elif isinstance(sub, (ast.Import, ast.ImportFrom)):
                 bound |= {(a.asname or a.name).split(".")[0] for a in sub.names}
-            elif isinstance(sub, ast.FunctionDef) or (
-                isinstance(sub, ast.ExceptHandler) and sub.name
-            ):
-                bound.add(sub.name)
+            elif isinstance(sub, (ast.FunctionDef, ast.ExceptHandler)) and sub.name:
+                bound.add(sub.name)  # (`except E:` binds no name)
     return free
 
 
