@@ -38,10 +38,10 @@ system-deps:
 ## The sample class's slowest honest cell takes well under a minute even on 2 busy cores, so the
 ## demo waits 60 s for a cell (real grading: 600) and then 20 s for the rest of that notebook:
 ## fay_hangs costs about two and a half minutes instead of half an hour.
-## demo: the core sample class (every kind of student; samples.CORE_CLASS); demo-full: all.
+## demo: one sample student of every kind (samples.CORE_CLASS); demo-full: all of them.
 demo: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
-		$(BIN)/python -m autograder.harness demo --class core
+		$(BIN)/python -m autograder.harness demo --class demo
 
 demo-full: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \

@@ -344,9 +344,10 @@ def main(argv: list[str] | None = None) -> int:
                         "students; grade: students in submitted/); default: everyone")
     parser.add_argument("--class", dest="sample_class", choices=samples.CLASSES,
                         default=os.environ.get("COURSE_SAMPLE_CLASS", "core"),
-                        help="demo: the core sample class (one or two students of every kind, "
-                        "under 10 minutes on 2 cores) or the full one (every sample student, "
-                        "about 17 minutes); default: COURSE_SAMPLE_CLASS, else core")
+                        help="demo: the demo class (one student of every kind, a few minutes "
+                        "on 2 cores), the core class (every kind, all the correct answers in "
+                        "other styles: what CI checks) or the full one (every sample student); "
+                        "default: COURSE_SAMPLE_CLASS, else core")
     parser.add_argument("--engine", choices=["local", "slurm"],
                         default=os.environ.get("COURSE_GRADING_ENGINE", "local"),
                         help="where to autograde: this machine, or a Slurm job array "

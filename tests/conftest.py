@@ -14,7 +14,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.setswitchinterval(5e-4)  # simulator threads hand over faster: about 2× quicker
 
 
+#: The longest test files, longest first: with `pytest -n 2 --dist loadfile` (make test) a file
+#: starts in collection order, so these start at once instead of leaving one long file running
+#: alone at the end (the sample class alone is most of a CI run).
+LONGEST_FIRST = ("test_sample_class.py", "test_browser.py", "test_slurm.py",
+                 "test_notebooks_execute.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    order = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: order.get(item.path.name, len(order)))  # stable
     b = backend.detect()
     if b.kind == "gpu":
         return

@@ -49,15 +49,17 @@ def sample_students() -> dict[str, ModuleType]:
             for m in pkgutil.iter_modules(pkg.__path__)}
 
 
-#: the two sample classes: ``core`` (:data:`CORE_CLASS`) and ``full`` (every student).
-CLASSES = ("core", "full")
+#: the sample classes: ``demo`` (the first student of each kind of :data:`CORE_CLASS`: what
+#: ``make demo`` grades in a few minutes), ``core`` (every student of :data:`CORE_CLASS`: what
+#: CI checks) and ``full`` (every student).
+CLASSES = ("demo", "core", "full")
 
 #: The core class, kind by kind: the students of every kind the full class has, so every
 #: grading path still runs where time is short — every correct answer written in another style
 #: (issue 9's class: each scores exactly what the instructor's solution scores) and deleted or
 #: edited tests in every notebook with tests, one or two students of every other kind.
-#: ``make demo`` and CI (``make test``) grade it; ``make demo-full`` and ``make test-class``
-#: grade everyone.
+#: CI (``make test``) grades it; ``make demo`` grades the first student of each kind;
+#: ``make demo-full`` and ``make test-class`` grade everyone.
 CORE_CLASS: dict[str, tuple[str, ...]] = {
     "a full correct submission": ("ada_correct",),
     "correct answers in other styles": (
@@ -86,12 +88,14 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
 
 
 def class_members(which: str = "full") -> list[str]:
-    """The ids of the ``core`` or ``full`` sample class, sorted."""
+    """The ids of the ``demo``, ``core`` or ``full`` sample class, sorted."""
     if which not in CLASSES:
-        raise ValueError(f"the sample class is 'core' or 'full', not {which!r}")
-    everyone = sorted(sample_students())
-    return everyone if which == "full" else sorted(s for kind in CORE_CLASS.values()
-                                                      for s in kind)
+        raise ValueError(f"the sample class is one of {', '.join(CLASSES)}, not {which!r}")
+    if which == "full":
+        return sorted(sample_students())
+    if which == "demo":
+        return sorted(kind[0] for kind in CORE_CLASS.values())
+    return sorted(s for kind in CORE_CLASS.values() for s in kind)
 
 
 def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
