@@ -107,6 +107,18 @@ def _timed_points(gemms: Mapping[str, GemmKernel], intensities: Mapping[str, flo
     return points
 
 
+def _can_time(intensities: Mapping[str, float], size: int) -> bool:
+    """Whether a plot cell may time kernels; if not, say why (grading: skipped; no GPU: the
+    modelled intensities under the simulator device's roof instead)."""
+    if backend.autograding():
+        print(SKIPPED)
+        return False
+    if not backend.detect().can_time:
+        _show_modelled(intensities, size)
+        return False
+    return True
+
+
 def _show_modelled(intensities: Mapping[str, float], size: int) -> None:
     """No GPU: the simulator device's datasheet roof, each intensity marked at its limit."""
     import matplotlib.pyplot as plt
@@ -135,13 +147,9 @@ def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     printed but not drawn (it sits on top of tile 32). Returns the measured points (none
     without a GPU, where the modelled intensities are drawn instead)."""
     intensities = gemm_intensities(size)
-    if backend.autograding():
-        print(SKIPPED)
+    if not _can_time(intensities, size):
         return []
     b = backend.detect()
-    if not b.can_time:
-        _show_modelled(intensities, size)
-        return []
     import matplotlib.pyplot as plt
 
     gemms = {"naive": naive(gemm_naive)}
@@ -165,13 +173,9 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
     the measured roof (``measured["copy"]``, ``measured["peak"]``) and the datasheet's, with
     each point's percentage of the measured roof. Returns the measured points."""
     intensities = week_intensities(size)
-    if backend.autograding():
-        print(SKIPPED)
+    if not _can_time(intensities, size):
         return []
     b = backend.detect()
-    if not b.can_time:
-        _show_modelled(intensities, size)
-        return []
     import matplotlib.pyplot as plt
 
     roof, source = ceilings_for_plot(measured.get("copy"), measured.get("peak"))
