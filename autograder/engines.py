@@ -40,6 +40,7 @@ from typing import Protocol
 
 from autograder.config import ASSIGNMENT
 from autograder.progress import StudentResult
+from autograder.translation import LANGUAGES
 from autograder.worker import Worker, nbgrader_env
 
 OnDone = Callable[[StudentResult], None]
@@ -386,8 +387,10 @@ def _ranges(indices: list[int]) -> str:
 #: What ``nbgrader autograde`` reads from the course directory, so what a shard's copy holds
 #: (besides the gradebook snapshot and the shard's submissions). The release is among them:
 #: :class:`autograder.restore.RestoreCells` puts deleted test cells back from it, and without
-#: it a shard would grade such a student differently from the local engine.
-COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}")
+#: it a shard would grade such a student differently from the local engine. So are the translated
+#: releases (release-ko/week4): a Korean notebook is restored from its own release.
+COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}",
+                *(f"release-{language}/{ASSIGNMENT}" for language in LANGUAGES))
 
 
 def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
