@@ -147,7 +147,7 @@ def write_catalog(path: Path, catalog: Catalog) -> None:
     """Write a PO file the way gettext's tools do (previous msgids of fuzzy entries kept)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
-        write_po(fh, catalog, width=0, include_previous=True, sort_output=False)
+        write_po(fh, catalog, include_previous=True, sort_output=False)
 
 
 def _set_header(catalog: Catalog, notebook: str, language: str) -> None:
