@@ -387,10 +387,11 @@ def _ranges(indices: list[int]) -> str:
 #: What ``nbgrader autograde`` reads from the course directory, so what a shard's copy holds
 #: (besides the gradebook snapshot and the shard's submissions). The release is among them:
 #: :class:`autograder.restore.RestoreCells` puts deleted test cells back from it, and without
-#: it a shard would grade such a student differently from the local engine. So are the translated
-#: releases (release-ko/week4): a Korean notebook is restored from its own release.
-COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}",
-                *(f"release-{language}/{ASSIGNMENT}" for language in LANGUAGES))
+#: it a shard would grade such a student differently from the local engine.
+COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}")
+#: The translated releases, copied too where the course has them (a course may be English only):
+#: a Korean notebook is restored from release-ko/week4.
+TRANSLATED_RELEASES = tuple(f"release-{language}/{ASSIGNMENT}" for language in LANGUAGES)
 
 
 def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
@@ -406,7 +407,7 @@ def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
     shutil.rmtree(shard, ignore_errors=True)  # a retried shard starts clean
     course = shard / "course"
     course.mkdir(parents=True)
-    for name in COURSE_FILES:
+    for name in (*COURSE_FILES, *(r for r in TRANSLATED_RELEASES if (root / r).is_dir())):
         if (root / name).is_dir():
             shutil.copytree(root / name, course / name)
         else:
