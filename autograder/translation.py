@@ -6,9 +6,9 @@ its prose alone. Prose is translated paragraph by paragraph in standard gettext 
 ``i18n/<language>/week4/<notebook>.po``, read and merged with Babel:
 
 * a *message* is one markdown block of a read-only markdown cell (blocks are separated by a
-  blank line; a fenced code block is one block, never split, and is copied as it is, so are a
-  block holding only an image or only display math); its ``msgctxt`` is the cell's id, so the
-  same sentence in two cells is two messages;
+  blank line; a fenced code block is one block, never split, and is copied as it is, so is a
+  block holding only display math; an image's alt text is translated); its ``msgctxt`` is the
+  cell's id, so the same sentence in two cells is two messages;
 * ``python -m autograder.translation update`` merges the catalogs with the source as gettext's
   ``msgmerge`` does (:meth:`babel.messages.catalog.Catalog.update`): a new paragraph arrives
   untranslated, a changed one ``fuzzy`` with its old translation and previous English
@@ -112,8 +112,11 @@ def blocks(markdown: str) -> list[str]:
 
 
 def translatable(block: str) -> bool:
-    """False for a block that is copied as it is: fenced code, an image, display math."""
-    return not (_FENCE.match(block) or _ONLY_IMAGE.match(block) or _ONLY_MATH.match(block))
+    """False for a block that is copied as it is: fenced code, display math, an image without
+    alt text (an image's alt text is prose: screen readers say it)."""
+    if _ONLY_IMAGE.match(block):
+        return bool(re.search(r"!\[[^\]]*[A-Za-z][^\]]*\]", block))
+    return not (_FENCE.match(block) or _ONLY_MATH.match(block))
 
 
 def _context(cell: dict[str, Any], index: int) -> str:

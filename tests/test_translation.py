@@ -228,12 +228,14 @@ def test_a_translation_must_keep_numbers_code_formulas_and_links() -> None:
         "number 25.4"]
 
 
-def test_blocks_keep_fenced_code_whole_and_copy_it_untranslated() -> None:
-    text = "Run this:\n\n```python\nx = 1\n\ny = 2\n```\n\n![fig](attachment:f.png)\n\nDone."
+def test_blocks_keep_fenced_code_whole_and_translate_only_prose() -> None:
+    text = ("Run this:\n\n```python\nx = 1\n\ny = 2\n```\n\n![](attachment:f.png)\n\n"
+            "![A figure](attachment:g.png)\n\n$$x = 1$$\n\nDone.")
     assert translation.blocks(text) == ["Run this:", "```python\nx = 1\n\ny = 2\n```",
-                                        "![fig](attachment:f.png)", "Done."]
+                                        "![](attachment:f.png)", "![A figure](attachment:g.png)",
+                                        "$$x = 1$$", "Done."]
     assert [translation.translatable(b) for b in translation.blocks(text)] == [
-        True, False, False, True]
+        True, False, False, True, False, True]  # alt text is prose
 
 
 def test_a_missing_catalog_is_a_clear_error(course: Path) -> None:
