@@ -255,3 +255,20 @@ def test_a_notebook_says_its_language_and_one_that_lost_it_is_recognised() -> No
     assert languages.notebook_language(en) == "en" and languages.notebook_language(ko) == "ko"
     path = languages.release_notebook(ROOT, "week4", "05_roofline", "ko")
     assert path == KO / "05_roofline.ipynb"
+
+
+def test_make_release_stops_on_a_stale_catalog_after_writing_the_english_release(
+        course: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autograder import harness
+
+    ran = []
+    monkeypatch.setattr(harness, "nbgrader", lambda *args, **kw: ran.append(args))
+    _edit_source(course, "Only traffic to the GPU's big", "Only the traffic to the GPU's large")
+    with pytest.raises(SystemExit, match=r"release/week4 was built; the ko release was not "
+                                         r"written: 1 paragraph\(s\) have no translation"):
+        harness.build_release(course)
+    assert ran == [("generate_assignment", "week4", "--force")]
+    assert not (course / "release-ko").exists()
+    shutil.rmtree(course / "i18n")  # a course taught in English only: no Korean release
+    harness.build_release(course)
+    assert not (course / "release-ko").exists()
