@@ -33,6 +33,7 @@ from course.gemm.launch import TILES
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
 from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime.errors import not_written_message
+from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed, generator
 from course.trust import gate
 
@@ -59,17 +60,20 @@ def _wrap(spec: KernelSpec, build: Callable[[], _Built]) -> _Built:
         return build()
     except NotImplementedError:
         raise GemmCheckError(not_written_message(
-            spec.variable, "the placeholder lines `# YOUR CODE HERE` and "
-            "`raise NotImplementedError()` inside the string", "with your CUDA C")) from None
+            spec.variable, _("the placeholder lines `# YOUR CODE HERE` and "
+                             "`raise NotImplementedError()` inside the string"),
+            _("with your CUDA C"))) from None
     except (nvrtc.NvrtcUnavailableError, cpu.CpuRunnerUnavailableError) as exc:
-        raise CheckNotRunError(f"{spec.variable} could not be checked here: {exc}") from None
+        raise CheckNotRunError(_("{name} could not be checked here: {why}").format(
+            name=spec.variable, why=exc)) from None
 
 
 def _where() -> str:
     try:
         return where()
     except cpu.CpuRunnerUnavailableError as exc:
-        raise CheckNotRunError(f"CUDA C kernels cannot run here: {exc}") from None
+        raise CheckNotRunError(_("CUDA C kernels cannot run here: {why}").format(why=exc)
+                               ) from None
 
 
 def run_guarded(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
@@ -159,7 +163,8 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
     seen = watch(source, ptile, probe, int(rng.integers(2**31)))
     for found in (seen.problems, seen.races, seen.uninitialised):
         if found:
-            raise GemmCheckError(f"gemm_tiled (TILE={ptile}) for M, N, K = {probe}: {found[0]}")
+            raise GemmCheckError(_("gemm_tiled (TILE={tile}) for M, N, K = {shape}: {problem}"
+                                   ).format(tile=ptile, shape=probe, problem=found[0]))
     worst = 0.0
     for tile in tiles:
         gk = _wrap(TILED, functools.partial(tiled, source, tile))

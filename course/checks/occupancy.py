@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from course.gemm.occupancy import ARCH_LIMITS, theoretical_occupancy
 from course.runtime.errors import not_written_message
+from course.runtime.i18n import _
 from course.trust import gate
 
 
@@ -99,7 +100,7 @@ def _call(fn: Callable[..., Any], case: Case, name: str) -> Any:
         return fn(*case)
     except NotImplementedError:
         raise OccupancyPredictionError(
-            not_written_message(name, then="with your code")) from None
+            not_written_message(name, then=_("with your code"))) from None
 
 
 def _explain(case: Case, got: Any) -> str:
