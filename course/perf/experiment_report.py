@@ -16,6 +16,8 @@ from course.perf.experiment import (
     WriteupNumbers,
     tiled_name,
 )
+from course.runtime.fonts import use_language_font
+from course.runtime.i18n import _
 
 __all__ = ["format_table", "plot_experiment"]
 
@@ -75,19 +77,21 @@ def plot_experiment(result: ExperimentResult, ax: Any = None,
     hatched."""
     import matplotlib.pyplot as plt  # optional: imported when used
 
+    use_language_font()
     # A timed row has a speed unless its time rounded to 0, which a log scale cannot draw.
     timed = [r for r in result.rows if r.timed and r.gflops is not None]
     if not timed:
-        raise ValueError("nothing in this result was timed (timings need a GPU): "
-                         "print format_table(result) instead")
+        raise ValueError(_("nothing in this result was timed (timings need a GPU): print "
+                           "format_table(result) instead"))
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
+        _fig, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
     labels = [f"{r.name} [{r.where}]" for r in timed]
     values = [r.gflops for r in timed if r.gflops is not None]  # all of them (see timed)
     colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
     hatches = [""] * len(timed)
-    labels += [f"write-up: naive [{writeup.size}³]",
-               f"write-up: tiled, tile {writeup.tile} [{writeup.size}³]"]
+    labels += [_("write-up: naive [{size}³]").format(size=writeup.size),
+               _("write-up: tiled, tile {tile} [{size}³]").format(tile=writeup.tile,
+                                                                 size=writeup.size)]
     values += [writeup.naive_gflops, writeup.tiled_gflops]
     colors += ["white", "white"]
     hatches += ["///", "///"]
@@ -101,7 +105,7 @@ def plot_experiment(result: ExperimentResult, ax: Any = None,
     ax.set_yticks(y, labels)
     ax.set_xscale("log")
     ax.set_xlim(min(values) / 2, max(values) * 4)
-    ax.set_xlabel("GFLOP/s (log scale; higher is better)")
+    ax.set_xlabel(_("GFLOP/s (log scale; higher is better)"))
     ax.set_title(f"FP32 GEMM {result.size}³ on {result.device}", fontsize=10)
     ax.grid(True, axis="x", which="major", alpha=0.3)
     return ax
