@@ -5,7 +5,6 @@ The rows come from :func:`course.perf.sweep.run_sweep` (or :func:`~course.perf.s
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +12,7 @@ from course.gemm.launch import TILES
 from course.perf.kernel_models import as_kernel_model, resolve_target
 from course.perf.sweep import SweepRow, model_row
 from course.runtime.fonts import use_language_font
-from course.runtime.i18n import _
+from course.runtime.i18n import _, pad, text_width
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes  # optional: imported when used
@@ -21,16 +20,6 @@ if TYPE_CHECKING:
 
 def _fmt(value: Any, spec: str, missing: str = "—") -> str:
     return missing if value is None else format(value, spec)
-
-
-def _width(text: str) -> int:
-    """Columns ``text`` takes in a fixed-width font (Hangul and other wide letters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _pad(text: str, width: int, left: bool) -> str:
-    fill = " " * max(0, width - _width(text))
-    return text + fill if left else fill + text
 
 
 def rows_to_table(rows: Sequence[SweepRow]) -> str:
@@ -47,10 +36,10 @@ def rows_to_table(rows: Sequence[SweepRow]) -> str:
                      f"{r.smem_per_block:,}", str(r.blocks_per_sm), str(r.warps_per_sm),
                      f"{r.occupancy:.0%}", r.limited_by, f"{r.modelled_ai:.2f}",
                      _fmt(r.waves, ".1f"), _fmt(r.measured_ms, ".3f"), _fmt(r.gflops, ",.0f")))
-    widths = [max(_width(h), *(_width(b[i]) for b in body)) for i, h in enumerate(head)]
+    widths = [max(text_width(h), *(text_width(b[i]) for b in body)) for i, h in enumerate(head)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(_pad(c, w, i in (0, 8))
+        return "  ".join(pad(c, w, i in (0, 8))
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     out = [_("target: {target}; size {size}³ (M = N = K)").format(target=rows[0].target,
@@ -135,10 +124,10 @@ def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),
                          f"{r.smem_per_block:,}", str(r.blocks_per_sm), f"{r.occupancy:.0%}",
                          r.limited_by))
             sources.append(r.note)
-    widths = [max(_width(h), *(_width(b[i]) for b in body)) for i, h in enumerate(head)]
+    widths = [max(text_width(h), *(text_width(b[i]) for b in body)) for i, h in enumerate(head)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(_pad(c, w, i in (0, 7))
+        return "  ".join(pad(c, w, i in (0, 7))
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     out = [line(head).rstrip(), line(["-" * w for w in widths]), *(line(b).rstrip() for b in body)]

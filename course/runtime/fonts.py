@@ -16,6 +16,7 @@ nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -27,12 +28,16 @@ KOREAN_FAMILY = "NanumGothic"
 LATIN_FAMILY = "DejaVu Sans"
 
 
-def korean_font_file() -> Path:
-    """NanumGothic.ttf as installed with ``koreanize-matplotlib``; a clear error if missing."""
+#: The weights registered: regular text, and bold (the roofline's kernel labels).
+FONT_FILES = ("NanumGothic.ttf", "NanumGothicBold.ttf")
+
+
+def korean_font_file(name: str = FONT_FILES[0]) -> Path:
+    """A NanumGothic file installed with ``koreanize-matplotlib``; a clear error if missing."""
     spec = importlib.util.find_spec("koreanize_matplotlib")
     folders = list(spec.submodule_search_locations or []) if spec else []
     for folder in folders:
-        path = Path(folder, "fonts", "NanumGothic.ttf")
+        path = Path(folder, "fonts", name)
         if path.is_file():
             return path
     raise FileNotFoundError(
@@ -45,10 +50,18 @@ def use_korean_font() -> None:
     import matplotlib  # optional: imported when a figure is drawn
     from matplotlib import font_manager
 
-    path = korean_font_file()
-    known = {Path(f.fname) for f in font_manager.fontManager.ttflist}
-    if path not in known:
-        font_manager.fontManager.addfont(str(path))
+    manager = font_manager.fontManager
+    known = {Path(f.fname) for f in manager.ttflist}
+    for name in FONT_FILES:
+        path = korean_font_file(name)
+        if path not in known:
+            manager.addfont(str(path))
+    # NanumGothicBold.ttf says weight 600 (semibold); matplotlib would warn on every bold label
+    # ("Failed to find font weight bold") and stderr in a cell is noise: register it as bold.
+    bold = str(korean_font_file(FONT_FILES[1]))
+    # (before font.family names NanumGothic below, so no cached lookup holds the old weight)
+    manager.ttflist = [dataclasses.replace(f, weight=700) if f.fname == bold else f
+                       for f in manager.ttflist]
     if KOREAN_FAMILY not in list(matplotlib.rcParams["font.family"]):
         matplotlib.rcParams["font.family"] = [LATIN_FAMILY, KOREAN_FAMILY]
 

@@ -29,6 +29,7 @@ import gettext as _gettext
 import json
 import os
 import sys
+import unicodedata
 import warnings
 from collections.abc import Mapping
 from functools import cache, lru_cache
@@ -165,3 +166,15 @@ def _(message: str) -> str:
 def in_language(lang: str, message: str) -> str:
     """``message`` in ``lang``, whatever this process speaks (the grader, per notebook)."""
     return translator(lang).gettext(message)
+
+
+def text_width(text: str) -> int:
+    """Columns ``text`` takes in a fixed-width font (Hangul and other wide letters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int, left: bool = True) -> str:
+    """``text`` padded with spaces to ``width`` columns (:func:`text_width`), left-aligned or
+    right-aligned: for the plain-text tables a student prints."""
+    fill = " " * max(0, width - text_width(text))
+    return text + fill if left else fill + text
