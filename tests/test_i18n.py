@@ -235,3 +235,28 @@ def test_the_verdict_does_not_depend_on_the_language(monkeypatch):
     assert en_text == ("ai_matmul(1, 1, 1) returned 2, which is not right. Re-derive FLOPs and "
                        "bytes from the definitions above.")
     assert "반환값이 2인데" in ko_text
+
+
+@pytest.mark.skipif(__import__("autograder.sandbox").sandbox.bwrap_path() is None,
+                    reason="bubblewrap is not installed (make system-deps)")
+def test_the_trusted_recheck_speaks_the_notebooks_language(tmp_path):
+    """End to end through the sandbox: COURSE_LANG reaches the check process (its allow-list),
+    the check's error and the grader's own timeout message and note are Korean."""
+    from autograder import limits, trusted
+
+    def job(grade_id: str, code: str) -> dict:
+        return {"grade_id": grade_id, "code": code, "bundle": {"source": "\n", "names": []},
+                "setup_error": None}
+
+    notes: list[str] = []
+    results = trusted.run_jobs(
+        [job("wrong", "from course.checks.answers import expect_close\n"
+                      "expect_close(2.0, 1.0, 'ai_matmul(1, 1, 1)')"),
+         job("hangs", "while True:\n    pass")],
+        course_root=tmp_path / "course", timeout_s=3, extra_env={i18n.ENV: "ko"},
+        notes=notes, limits=limits.Limits(after_timeout=1), language="ko")
+    wrong, hangs = results
+    assert wrong["status"] == "fail" and wrong["ename"] == "AnswerError"
+    assert wrong["evalue"].startswith("ai_matmul(1, 1, 1)의 반환값이 2인데"), wrong
+    assert hangs["ename"] == "Timeout" and "안에 끝나지 않았다" in hangs["evalue"], hangs
+    assert notes == ["검사 hangs이 3 s 안에 끝나지 않았다; 노트북의 다른 검사에는 1 s가 주어졌다"]
