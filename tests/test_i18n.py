@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "course" / "locale" / "ko" / "LC_MESSAGES" / "course.po"
 MO = PO.with_suffix(".mo")
 #: the keywords `make catalog` extracts (Makefile): _(), N_() and in_language(lang, message).
-KEYWORDS = {"_": None, "N_": None, "in_language": (2,)}
+KEYWORDS = {"_": None, "N_": None, "in_language": (2,), "ngettext": (1, 2)}
 
 
 @pytest.fixture(autouse=True)
@@ -41,13 +41,27 @@ def _extracted() -> set[str]:
     """Every message `make catalog` would extract now, with the mapping in pyproject.toml."""
     babel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["babel"]
     method_map = [(m["pattern"], m["method"]) for m in babel["mappings"]]
-    return {message for _file, _line, message, _comments, _context in extract_from_dir(
-        str(ROOT), method_map, keywords=KEYWORDS) if isinstance(message, str) and message}
+    found = (message for _file, _line, message, _comments, _context in extract_from_dir(
+        str(ROOT), method_map, keywords=KEYWORDS))
+    # a plural message (ngettext) is a (singular, plural) pair; the catalog keys it by the first
+    return {message[0] if isinstance(message, tuple) else message for message in found
+            if message}
 
 
 def _catalog():
     with PO.open("rb") as fh:
         return read_po(fh)
+
+
+def _key(msgid: str | tuple[str, ...]) -> str:
+    return msgid[0] if isinstance(msgid, tuple) else msgid
+
+
+def _forms(message) -> list[tuple[str, str]]:
+    """(English, Korean) pairs of a catalog entry: one, or one per Korean form of a plural."""
+    if isinstance(message.id, tuple):
+        return [(message.id[1], form) for form in message.string]
+    return [(message.id, message.string)]
 
 
 def _fields(text: str) -> list[str]:
@@ -62,7 +76,7 @@ def test_every_extracted_message_has_a_korean_translation():
                           if m not in catalog or not catalog[m].string or catalog[m].fuzzy)
     assert not untranslated, ("messages without a Korean translation (run `make catalog` and "
                               f"translate them in {PO.relative_to(ROOT)}): {untranslated[:5]}")
-    stale = sorted(m.id for m in catalog if m.id and m.id not in extracted)
+    stale = sorted(str(m.id) for m in catalog if m.id and _key(m.id) not in extracted)
     assert not stale, f"the catalog holds messages the code no longer has: {stale[:5]}"
 
 
@@ -77,15 +91,21 @@ def test_translations_keep_every_placeholder_and_are_korean():
     for message in _catalog():
         if not message.id:
             continue
-        assert _fields(message.string) == _fields(message.id), message.id
-        if message.id not in SAME_IN_KOREAN:
-            assert any("\uac00" <= c <= "\ud7a3" for c in message.string), message.id
+        for english, korean in _forms(message):
+            assert _fields(korean) == _fields(english), message.id
+            if english not in SAME_IN_KOREAN:
+                assert any("\uac00" <= c <= "\ud7a3" for c in korean), message.id
 
 
 def test_the_compiled_catalog_matches_the_po_file():
     with MO.open("rb") as fh:
         compiled = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
-    written = {m.id: m.string for m in _catalog() if m.id}
+    written: dict = {}
+    for m in _catalog():
+        if isinstance(m.id, tuple):  # gettext keys a plural's forms by (singular, index)
+            written.update({(m.id[0], i): form for i, form in enumerate(m.string)})
+        elif m.id:
+            written[m.id] = m.string
     shipped = {k: v for k, v in compiled.items() if k}
     assert shipped == written, "course.mo is stale: run `make catalog` and commit it"
 

@@ -187,19 +187,23 @@ def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
     # crash leaves nothing to count.
     problem = seen.problems[0] if seen.problems else None
     if problem:
-        raise TrafficCheckError(f"gemm_tiled (TILE={tile}) could not be counted: {problem}")
+        raise TrafficCheckError(_("{kernel} could not be counted: {why}").format(
+            kernel=f"gemm_tiled (TILE={tile})", why=problem))
     reads = seen.reads_a + seen.reads_b
     model = tiled_reads(M, N, K, tile)
     report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
     if reads > TRAFFIC_SLACK * model:
-        raise TrafficCheckError(
-            f"gemm_tiled (TILE={tile}) read {reads:,} elements of A and B for M={M}, N={N}, "
-            f"K={K}; a tiled kernel loads about {model:,} (whole tiles), at most "
-            f"{TRAFFIC_SLACK}× that is accepted, and the naive kernel reads {report.naive:,}. "
-            "Each thread should read ONE element of A and ONE of B per step into shared "
-            "memory; the multiply loop must read only the shared tiles.")
+        raise TrafficCheckError(_(
+            "{kernel} read {reads} elements of A and B for M={M}, N={N}, K={K}; "
+            "a tiled kernel loads about {model} (whole tiles), at most {slack}× that is "
+            "accepted, and the naive kernel reads {naive}. Each thread should read ONE element "
+            "of A and ONE of B per step into shared memory; the multiply loop must read only "
+            "the shared tiles.").format(kernel=f"gemm_tiled (TILE={tile})", reads=f"{reads:,}",
+                                        M=M, N=N, K=K, model=f"{model:,}", slack=TRAFFIC_SLACK,
+                                        naive=f"{report.naive:,}"))
     if reads == 0:
-        raise TrafficCheckError(f"gemm_tiled (TILE={tile}) read nothing from A or B")
+        raise TrafficCheckError(_("{kernel} read nothing from A or B").format(
+            kernel=f"gemm_tiled (TILE={tile})"))
     if not quiet:
         print(report)
     return report

@@ -163,6 +163,11 @@ def _(message: str) -> str:
     return translator(language()).gettext(message)
 
 
+def ngettext(singular: str, plural: str, count: int) -> str:
+    """The form of a message for ``count`` in the student's language (Korean has one form)."""
+    return translator(language()).ngettext(singular, plural, count)
+
+
 def in_language(lang: str, message: str) -> str:
     """``message`` in ``lang``, whatever this process speaks (the grader, per notebook)."""
     return translator(lang).gettext(message)
