@@ -220,6 +220,9 @@ def test_the_grader_reads_the_language_and_hands_it_to_the_kernel(monkeypatch):
     notebook = {"metadata": {"course": {"language": "ko"}}}
     assert i18n.language_for(notebook) == "ko"
     assert i18n.language_for({"metadata": {}}) == "en"
+    # a submission's metadata is the student's: nonsense there grades in English, never fails
+    for bad in ({"course": {"language": "fr"}}, {"course": ["ko"]}, {"course": {"language": 1}}):
+        assert i18n.language_for({"metadata": bad}) == "en"
     seen = {}
 
     async def start(self, **kwargs):

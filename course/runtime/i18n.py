@@ -71,11 +71,18 @@ def language_of(notebook: Mapping[str, Any]) -> str:
 
 
 def language_for(notebook: Mapping[str, Any]) -> str:
-    """The language to grade ``notebook`` in: ``COURSE_LANG`` if set, else its metadata's."""
+    """The language to grade ``notebook`` in: ``COURSE_LANG`` if set, else its metadata's.
+
+    A submission's metadata is the student's to change: a language it names that the course
+    does not speak grades in English (a wrong ``COURSE_LANG``, the instructor's, is an error).
+    """
     value = os.environ.get(ENV, "").strip()
     if value:
         return check_language(value, f"the environment variable {ENV}")
-    return language_of(notebook)
+    try:
+        return language_of(notebook)
+    except ValueError:
+        return DEFAULT
 
 
 def language() -> str:
