@@ -110,7 +110,7 @@ class SurvivingExecute(Execute):
 
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
-        kwargs.setdefault("env", {**os.environ, i18n.ENV: self._language})
+        kwargs["env"] = {**(kwargs.get("env") or os.environ), i18n.ENV: self._language}
         await super().async_start_new_kernel(**kwargs)
 
     def create_kernel_manager(self):

@@ -233,6 +233,8 @@ def test_the_grader_reads_the_language_and_hands_it_to_the_kernel(monkeypatch):
     client._language = "ko"
     asyncio.run(client.async_start_new_kernel())
     assert seen["env"][i18n.ENV] == "ko"
+    asyncio.run(client.async_start_new_kernel(env={"PATH": "/bin", i18n.ENV: "en"}))
+    assert seen["env"] == {"PATH": "/bin", i18n.ENV: "ko"}  # the notebook's language wins
     # the sandbox keeps it for the kernel and the trusted re-check
     assert sandbox.scrubbed_env({i18n.ENV: "ko", "SECRET_TOKEN": "x"})[i18n.ENV] == "ko"
     assert client._("the check was stopped: {reason}") == "검사가 중지되었다: {reason}"
