@@ -103,6 +103,7 @@ lint: install
 ## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install
 	$(BIN)/python scripts/make_figures.py --out assets
+	$(BIN)/python scripts/make_figures.py --lang ko --out assets/ko
 	$(BIN)/python -m autograder.release
 
 clean:
