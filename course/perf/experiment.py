@@ -207,13 +207,15 @@ def smoke_test(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int
             C = matmul(build[key](), A, B)
         except Exception as exc:
             if not_written_yet(exc):
-                raise MissingAnswerError(f"{where[key]} is not written yet: finish that "
-                                         "notebook, save it, and run this cell again") from None
-            raise MissingAnswerError(f"{explain(exc, where[key])} Pass that notebook's "
-                                     "tests first.") from None
+                raise MissingAnswerError(_(
+                    "{name} is not written yet: finish that notebook, save it, and run this "
+                    "cell again").format(name=where[key])) from None
+            raise MissingAnswerError(_("{problem} Pass that notebook's tests first.").format(
+                problem=explain(exc, where[key]))) from None
         if C[0, 0] != 6.0:
-            raise MissingAnswerError(f"{where[key]} computes {C[0, 0]!r} for the 1×1×1 product "
-                                     "2 · 3: pass that notebook's tests first")
+            raise MissingAnswerError(_("{name} computes {value} for the 1×1×1 product 2 · 3: "
+                                       "pass that notebook's tests first").format(
+                name=where[key], value=repr(C[0, 0])))
 
 
 def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
