@@ -108,10 +108,20 @@ class SurvivingExecute(Execute):
 
     # -- the kernel: ipc transport, in a folder of its own ----------------------------------
 
+    def _kernel_env(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The kernel's start options, with ``COURSE_LANG`` set to the notebook's language."""
+        return {**kwargs, "env": {**(kwargs.get("env") or os.environ),
+                                  i18n.ENV: self._language}}
+
+    # nbclient's synchronous start_new_kernel (what nbconvert's setup_kernel calls) wraps the
+    # base class's coroutine, not an override of it: both are overridden.
+    def start_new_kernel(self, **kwargs: Any) -> None:
+        """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
+        super().start_new_kernel(**self._kernel_env(kwargs))
+
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
-        kwargs["env"] = {**(kwargs.get("env") or os.environ), i18n.ENV: self._language}
-        await super().async_start_new_kernel(**kwargs)
+        await super().async_start_new_kernel(**self._kernel_env(kwargs))
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()

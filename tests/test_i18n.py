@@ -228,11 +228,16 @@ def test_the_grader_reads_the_language_and_hands_it_to_the_kernel(monkeypatch):
     async def start(self, **kwargs):
         seen.update(kwargs)
 
+    def start_sync(self, **kwargs):  # what nbconvert's setup_kernel calls
+        seen.update(kwargs)
+
     monkeypatch.setattr(execute.Execute, "async_start_new_kernel", start)
+    monkeypatch.setattr(execute.Execute, "start_new_kernel", start_sync)
     client = execute.SurvivingExecute()
     client._language = "ko"
-    asyncio.run(client.async_start_new_kernel())
-    assert seen["env"][i18n.ENV] == "ko"
+    client.start_new_kernel(cwd="/tmp")
+    assert seen["env"][i18n.ENV] == "ko" and seen["cwd"] == "/tmp"
+    seen.clear()
     asyncio.run(client.async_start_new_kernel(env={"PATH": "/bin", i18n.ENV: "en"}))
     assert seen["env"] == {"PATH": "/bin", i18n.ENV: "ko"}  # the notebook's language wins
     # the sandbox keeps it for the kernel and the trusted re-check
@@ -285,3 +290,26 @@ def test_the_trusted_recheck_speaks_the_notebooks_language(tmp_path):
     assert wrong["evalue"].startswith("ai_matmul(1, 1, 1)의 반환값이 2인데"), wrong
     assert hangs["ename"] == "Timeout" and "안에 끝나지 않았다" in hangs["evalue"], hangs
     assert notes == ["검사 hangs이 3 s 안에 끝나지 않았다; 노트북의 다른 검사에는 1 s가 주어졌다"]
+
+
+@pytest.mark.skipif(__import__("autograder.sandbox").sandbox.bwrap_path() is None,
+                    reason="bubblewrap is not installed (make system-deps)")
+def test_the_sandboxed_kernel_speaks_the_notebooks_language(tmp_path, monkeypatch):
+    """End to end: a notebook marked Korean runs in the grading sandbox's kernel, which gets
+    COURSE_LANG=ko (and would say "en tile" if it did not)."""
+    import nbformat
+
+    from autograder import config, sandbox
+    from autograder.execute import SurvivingExecute
+
+    course = tmp_path / "course"
+    work = course / "autograded" / "s" / "week4"
+    work.mkdir(parents=True)
+    monkeypatch.setenv("JUPYTER_PATH", str(config.install_sandboxed_kernelspec(course)))
+    monkeypatch.setenv(sandbox.ROOT_ENV, str(course))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from course.runtime import i18n\nprint(i18n.language(), i18n._('tile'))")])
+    nb.metadata["course"] = {"language": "ko"}
+    ex = SurvivingExecute(kernel_name=config.KERNEL_NAME, timeout=120)
+    nb, _res = ex.preprocess(nb, {"metadata": {"path": str(work)}})
+    assert [o.get("text") for o in nb.cells[0].outputs] == ["ko 타일\n"]
