@@ -248,7 +248,7 @@ def _korean_panel(page, base: str) -> int:
     page.locator(".week4-tile select").select_option("32")
     page.wait_for_function("() => document.querySelector('.week4-panel .week4-model')"
                            ".innerText.includes('타일 32')")
-    assert "1024 (워프 32개)" in page.locator(".week4-model").inner_text()
+    assert "1024 (warp 32개)" in page.locator(".week4-model").inner_text()
     panel.scroll_into_view_if_needed()
     panel.screenshot(path=str(ARTIFACTS / "week4-panel-ko.png"))
     page.locator("button.week4-run").click()
