@@ -45,6 +45,7 @@ from course.trust.policy_rules import (
     KERNEL_SYNTAX,
     MODULE_LIKE,
     WHAT_IS_FINE,
+    builtin_hint,
     import_refusal,
     qualname_refusal,
 )
@@ -263,7 +264,7 @@ class _Checker(ast.NodeVisitor):
                 self.fail(node, _("the name `{name}`").format(name=name))
             return
         if name in DENIED_BUILTINS and not any(name in s.names for s in self.scopes):
-            self.fail(node, f"`{name}`", _instead(name))
+            self.fail(node, f"`{name}`", builtin_hint(name))
         if name == "type":
             self.fail(node, _("`type` other than as type(x)"),
                       _("Use isinstance(x, float) to test a type."))
@@ -345,20 +346,6 @@ class _Checker(ast.NodeVisitor):
         if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
             self.fail(node, _("async code"), _("Use plain functions."))
         super().generic_visit(node)
-
-
-def _instead(name: str) -> str:
-    hints = {
-        "getattr": _("Use the attribute directly (x.shape) or a dict."),
-        "setattr": _("Assign to a local variable or an array element instead."),
-        "open": _("Graded code works on the values it is given, never on files."),
-        "eval": _("Write the expression itself."),
-        "exec": _("Write the code itself."),
-        "globals": _("Pass what a function needs as an argument."),
-        "vars": _("Pass what a function needs as an argument."),
-        "object": _("Use plain values (numbers, tuples, dicts, arrays)."),
-    }
-    return hints.get(name, _(WHAT_IS_FINE))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -100,6 +100,21 @@ WHAT_IS_FINE = N_("Ordinary Python is fine (arithmetic, loops, if, comprehension
                   "helper functions, NumPy's numeric functions, math.*).")
 
 
+def builtin_hint(name: str) -> str:
+    """What to write instead of the refused built-in ``name`` (in the student's language)."""
+    hints = {
+        "getattr": _("Use the attribute directly (x.shape) or a dict."),
+        "setattr": _("Assign to a local variable or an array element instead."),
+        "open": _("Graded code works on the values it is given, never on files."),
+        "eval": _("Write the expression itself."),
+        "exec": _("Write the code itself."),
+        "globals": _("Pass what a function needs as an argument."),
+        "vars": _("Pass what a function needs as an argument."),
+        "object": _("Use plain values (numbers, tuples, dicts, arrays)."),
+    }
+    return hints.get(name, _(WHAT_IS_FINE))
+
+
 # ---------------------------------------------------------------------------------------------
 # Module names.
 
