@@ -334,3 +334,26 @@ def test_the_sandboxed_kernel_speaks_the_notebooks_language(tmp_path, monkeypatc
     ex = SurvivingExecute(kernel_name=config.KERNEL_NAME, timeout=120)
     nb, _res = ex.preprocess(nb, {"metadata": {"path": str(work)}})
     assert [o.get("text") for o in nb.cells[0].outputs] == ["ko 타일\n"]
+
+
+def test_a_fresh_check_process_speaks_the_notebooks_language(tmp_path, monkeypatch):
+    """trust.runner's child (simulator inspections, timings) cannot find the notebook: it gets
+    the language of the process that starts it."""
+    import subprocess
+
+    from course.trust import runner
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def popen(argv, env, **kwargs):
+        seen.update(env)
+        raise Stop
+
+    monkeypatch.setenv("JPY_SESSION_NAME", str(_notebook(tmp_path, "ko")))
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    with pytest.raises(Stop):
+        runner.run_job({"task": "none"}, simulator=True)
+    assert seen[i18n.ENV] == "ko"

@@ -68,7 +68,8 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
                                      c_guard=float(C_GUARD))
         problem = diagnose(C, A, B, gk.block, outside)
         if problem:
-            return {"error": f"{name} kernel is not correct: {problem}"}
+            return {"error": _("{name} kernel is not correct: {problem}").format(
+                name=_(name), problem=problem)}
     cp = gpu.cupy_module()
     A, B = random_operands(size, size, size, rng)
     dA, dB = cp.asarray(A), cp.asarray(B)
@@ -89,9 +90,9 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
             timings = time_launches(launches, repeats=repeats, checks=checks,
                                     clock=gpu.CupyEventClock())
     except UnverifiedTimingError as exc:
-        return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
-                         f"counts for launches that computed C = A·B at the timed size, "
-                         f"{size}³"}
+        return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
+                           "only counts for launches that computed C = A·B at the timed size, "
+                           "{size}³").format(problem=exc, size=size)}
     return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": gpu.device_name(),
             "verified": True}
 

@@ -94,15 +94,16 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
         C, outside = run_guarded(gk, A, B)
         problem = diagnose(C, A, B, gk.tile or 16, outside)
         if problem:
-            return {"error": f"{name} kernel is not correct: {problem}"}
+            return {"error": _("{name} kernel is not correct: {problem}").format(
+                name=_(name), problem=problem)}
     renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
             timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
     except UnverifiedTimingError as exc:
-        return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
-                         f"counts for launches that computed C = A·B at the timed size, "
-                         f"{size}³"}
+        return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
+                           "only counts for launches that computed C = A·B at the timed size, "
+                           "{size}³").format(problem=exc, size=size)}
     b = backend.detect()
     return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": b.device_name,
             "compute_capability": b.compute_capability, "verified": True}
