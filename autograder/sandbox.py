@@ -60,6 +60,7 @@ ENV_ALLOWED = frozenset({
     "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONUTF8", "PYDEVD_DISABLE_FILE_VALIDATION",
     "COURSE_REFERENCE_NAIVE", "COURSE_NO_SIMULATOR", "COURSE_TRUSTED_RUN",
     "COURSE_VERDICT_AUDIT",
+    "COURSE_LANG",  # the language the checks speak (course.runtime.i18n), set per notebook
     # the GPU lock between graders (course.gpulock): where it is, the queue's heartbeat
     "COURSE_GPU_LOCK", "COURSE_GPU_LOCK_HEARTBEAT", "COURSE_GPU_LOCK_MAX_WAIT",
 })

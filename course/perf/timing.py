@@ -36,6 +36,7 @@ from course.gemm.launch import quiet_numba
 from course.gemm.operands import random_operands
 from course.perf.verify import GemmVerifier, OutputCheck, UnverifiedTimingError
 from course.runtime import backend
+from course.runtime.i18n import _
 
 __all__ = ["Clock", "CudaEventClock", "OutputCheck", "Timing", "UnverifiedTimingError",
            "time_gemm", "time_launch", "time_launches"]
@@ -86,7 +87,7 @@ class CudaEventClock:
 
         start, end = cuda.event(timing=True), cuda.event(timing=True)
         start.record()
-        for _ in range(batch):
+        for _i in range(batch):
             fn()
         end.record()
         end.synchronize()
@@ -117,7 +118,7 @@ def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 
         raise ValueError(f"checks for launches that are not timed: {sorted(unknown)}")
     sync = getattr(clock, "synchronize", _synchronize)
     for fn in launches.values():
-        for _ in range(warmup):
+        for _i in range(warmup):
             fn()
     sync()
     samples: dict[str, list[float]] = {name: [] for name in launches}
@@ -131,10 +132,10 @@ def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 
             if check is not None:
                 problem = check.check()
                 if problem:
-                    raise UnverifiedTimingError(
-                        f"{name}: what the timed launches computed is wrong ({problem}); "
-                        f"seen in timed run {sample + 1} of {repeats}, so its time would "
-                        "mean nothing")
+                    raise UnverifiedTimingError(_(
+                        "{name}: what the timed launches computed is wrong ({problem}); seen "
+                        "in timed run {run} of {repeats}, so its time would mean nothing"
+                    ).format(name=name, problem=problem, run=sample + 1, repeats=repeats))
 
     def pick(v: float | dict[str, float], name: str) -> float:
         return v.get(name, 0.0) if isinstance(v, dict) else v
