@@ -474,10 +474,9 @@ def make_gemm_tiled_spins_at_large_k(tile):
         col = cuda.blockIdx.x * tile + tx
         M, K = A.shape
         N = B.shape[1]
-        spins = 0
-        while K >= 1000 and A[0, 0] == A[0, 0]:
-            spins += 1
-        acc = float32(spins * 0)
+        while K >= 1000 and A[0, 0] == A[0, 0]:  # an atomic: the compiler keeps the loop
+            cuda.atomic.add(C, (0, 0), float32(0.0))
+        acc = float32(0.0)
         for t in range((K + tile - 1) // tile):
             ka = t * tile + tx
             if row < M and ka < K:
