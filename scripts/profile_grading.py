@@ -163,6 +163,7 @@ class Sampler(threading.Thread):
         self.counts: dict[str, set] = defaultdict(set)
         self._last = {k: 0.0 for k in KINDS}
         self.after = False
+        self.has_kernel = False
 
     def _tree(self, procs: dict) -> set[int]:
         kids: dict[int, list[int]] = defaultdict(list)
@@ -182,6 +183,17 @@ class Sampler(threading.Thread):
         if n == 0:
             return "(before the first notebook)"
         return self.notebooks[n - 1] if n <= len(self.notebooks) else f"notebook {n}"
+
+    def _begins_notebook(self, cmd: str) -> bool:
+        """A notebook's grading begins with its trusted re-check (run before the notebook) or,
+        when it has no test cells, its kernel; the one before it has had its kernel by then."""
+        first = not self.kernels or self.has_kernel
+        if "autograder.sandbox -f" in cmd and first:
+            return True
+        if "autograder.trusted_child" in cmd and first:
+            self.has_kernel = False
+            return True
+        return False
 
     def _flush(self) -> None:
         """Give the kinds' CPU since the last flush to the notebook graded meanwhile."""
@@ -205,9 +217,11 @@ class Sampler(threading.Thread):
                 if "nbgrader generate_feedback" in cmd and not self.after:
                     self._flush()
                     self.after = True
-                if "autograder.sandbox -f" in cmd and key not in self.kernels:
-                    self._flush()  # a new notebook's kernel: what came before was the last's
+                if key not in self.kernels and self._begins_notebook(cmd):
+                    self._flush()  # a new notebook: what came before was the last one's
                     self.kernels.append(key)
+                if "autograder.sandbox -f" in cmd:
+                    self.has_kernel = True
                 if "python" in cmd:
                     self.counts[kind].add(key)
                 if self.groups is not None:
