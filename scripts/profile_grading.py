@@ -33,6 +33,7 @@ import contextlib
 import datetime
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -43,6 +44,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TICK = os.sysconf("SC_CLK_TCK")
+#: a grading kernel's own folder (autograder.execute), in the command line of its processes
+KERNEL_DIR = re.compile(r"week4-kernel-[A-Za-z0-9_]+")
 DEFAULT = [sys.executable, "-m", "autograder.harness", "demo", "--class", "full",
            "--students", "ada_correct"]
 KINDS = {
@@ -163,7 +166,8 @@ class Sampler(threading.Thread):
         self.counts: dict[str, set] = defaultdict(set)
         self._last = {k: 0.0 for k in KINDS}
         self.after = False
-        self.has_kernel = False
+        self.has_kernel: str | None = None  # the current notebook's kernel folder, once seen
+        self.known: set[tuple[tuple[int, float], str]] = set()
 
     def _tree(self, procs: dict) -> set[int]:
         kids: dict[int, list[int]] = defaultdict(list)
@@ -186,12 +190,17 @@ class Sampler(threading.Thread):
 
     def _begins_notebook(self, cmd: str) -> bool:
         """A notebook's grading begins with its trusted re-check (run before the notebook) or,
-        when it has no test cells, its kernel; the one before it has had its kernel by then."""
-        first = not self.kernels or self.has_kernel
-        if "autograder.sandbox -f" in cmd and first:
-            return True
+        when it has no test cells, its kernel; the one before it has had its kernel by then.
+        A kernel's processes are recognised by its own folder (``week4-kernel-…``)."""
+        first = not self.kernels or self.has_kernel is not None
+        kernel = KERNEL_DIR.search(cmd)
+        if kernel:
+            new = kernel.group(0) != self.has_kernel
+            begins = new and first
+            self.has_kernel = kernel.group(0)
+            return begins
         if "autograder.trusted_child" in cmd and first:
-            self.has_kernel = False
+            self.has_kernel = None
             return True
         return False
 
@@ -217,11 +226,11 @@ class Sampler(threading.Thread):
                 if "nbgrader generate_feedback" in cmd and not self.after:
                     self._flush()
                     self.after = True
-                if key not in self.kernels and self._begins_notebook(cmd):
-                    self._flush()  # a new notebook: what came before was the last one's
-                    self.kernels.append(key)
-                if "autograder.sandbox -f" in cmd:
-                    self.has_kernel = True
+                if (key, cmd) not in self.known:  # first sight (or a new program: exec)
+                    self.known.add((key, cmd))
+                    if self._begins_notebook(cmd):
+                        self._flush()  # a new notebook: what came before was the last one's
+                        self.kernels.append(key)
                 if "python" in cmd:
                     self.counts[kind].add(key)
                 if self.groups is not None:

@@ -109,6 +109,38 @@ def test_a_real_check_replays_its_report(grading, capsys, monkeypatch):
         gemm.check_naive_gemm(kft.gemm_naive, shapes=((5, 7, 8),), seed=1)
 
 
+class NeedsTwo(AssertionError):
+    def __init__(self, shape, why):
+        super().__init__(f"{shape}: {why}")
+
+
+@replay.replayable
+def check_odd_error(kernel):
+    CALLS.append("odd")
+    raise NeedsTwo((3, 4, 5), "wrong")
+
+
+def test_an_outcome_that_would_not_load_the_same_is_computed_again(grading):
+    """An exception whose __init__ wants other arguments does not unpickle as itself: it is
+    not recorded, and the kernel runs the check (same verdict) instead of crashing."""
+    with pytest.raises(NeedsTwo):
+        check_odd_error(rebuilt(kft.gemm_naive))
+    grading()
+    with pytest.raises(NeedsTwo, match=r"^\(3, 4, 5\): wrong$"):
+        check_odd_error(kft.gemm_naive)
+    assert CALLS == ["odd", "odd"]
+
+
+def test_a_damaged_record_is_computed_again(grading, tmp_path):
+    check_stand_in(rebuilt(kft.gemm_naive))
+    path = tmp_path / "replay.jsonl"
+    entry = path.read_text().replace('"value": "', '"value": "xx')
+    path.write_text(entry)
+    grading()
+    assert check_stand_in(kft.gemm_naive) == {"shapes": 1}
+    assert len(CALLS) == 2
+
+
 def test_the_grader_and_the_kernel_name_the_same_variable():
     from autograder import sandbox
 

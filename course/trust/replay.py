@@ -130,9 +130,15 @@ class _Tee(io.TextIOBase):
 
 
 def _pickled(value: Any) -> str | None:
+    """The value as the kernel will load it, or None when it would not come back the same
+    kind of thing (an exception whose ``__init__`` wants other arguments, say)."""
     try:
         data = pickle.dumps(value)
+        back = pickle.loads(data)  # noqa: S301 - our own bytes, just made
     except Exception:  # noqa: BLE001 - not picklable: not recorded, computed again
+        return None
+    if type(back) is not type(value) or (isinstance(value, BaseException)
+                                         and str(back) != str(value)):
         return None
     return base64.b64encode(data).decode() if len(data) <= MAX_VALUE_BYTES else None
 
@@ -146,11 +152,21 @@ def _record(path: Path, k: str, printed: str, outcome: str, value: Any) -> None:
                                "value": data}) + "\n")
 
 
-def _replay(entry: dict[str, Any]) -> Any:
-    if entry["printed"]:
+_MISSING = object()
+
+
+def _load(entry: dict[str, Any]) -> Any:
+    """The recorded value; ``_MISSING`` if it cannot be loaded here (the check then runs)."""
+    try:
+        return pickle.loads(base64.b64decode(entry["value"]))  # noqa: S301 - the re-check's
+    except Exception:  # noqa: BLE001 - a damaged or foreign record: compute instead
+        return _MISSING
+
+
+def _replay(entry: dict[str, Any], value: Any) -> Any:
+    if entry.get("printed"):
         print(entry["printed"], end="")
-    value = pickle.loads(base64.b64decode(entry["value"]))  # noqa: S301 - the re-check's own
-    if entry["outcome"] == "raise":
+    if entry.get("outcome") == "raise" and isinstance(value, BaseException):
         raise value
     return value
 
@@ -169,10 +185,11 @@ def replayable(check: F) -> F:
             return check(*args, **kwargs)
         if mode == "replay":
             entry = _recorded(os.environ[REPLAY_ENV]).get(k)
-            if entry is None:
+            value = _MISSING if entry is None else _load(entry)
+            if entry is None or value is _MISSING:
                 return check(*args, **kwargs)
             gate.begin_check(check.__name__)
-            return _replay(entry)
+            return _replay(entry, value)
         tee = _Tee(sys.stdout)
         try:
             with contextlib.redirect_stdout(tee):
