@@ -20,6 +20,10 @@
 * **A time budget per notebook**: after one cell times out, the rest of the notebook shares
   ``COURSE_AFTER_TIMEOUT`` seconds; cells past it are not run. A cell that does not stop when
   interrupted stops the kernel.
+* **Checks are not simulated twice**: when the trusted re-check ran first
+  (:class:`autograder.trusted.TrustedPrecheck`), its checks' recorded outcomes are handed to
+  the kernel as a read-only file (``COURSE_CHECK_REPLAY``), and the same check called on the
+  same source there replays them (:mod:`course.trust.replay`).
 
 Everything worth a line in the grade table is returned in ``resources[NOTES_KEY]``.
 """
@@ -42,8 +46,11 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
 from autograder import limits as limits_mod
-from autograder.sandbox import BOX_FILE
+from autograder.sandbox import BOX_FILE, REPLAY_ENV
 from course.runtime import i18n
+
+#: set by autograder.trusted.TrustedPrecheck (the value: what it found, with ``"replay"``).
+PRECHECK_KEY = "course_trusted_precheck"
 
 DEAD_KERNEL_KEY = "course_dead_kernel"
 NOTES_KEY = "course_sandbox_notes"
@@ -79,9 +86,16 @@ class SurvivingExecute(Execute):
         done = threading.Event()
         watchdog = threading.Thread(target=self._watch, args=(done,), daemon=True)
         watchdog.start()
+        replay = (resources or {}).get(PRECHECK_KEY, {}).get("replay")
+        replay_file = self._kernel_dir / "check-replay.jsonl"
+        if replay:  # read by the kernel's launcher (autograder.sandbox), mounted read-only
+            replay_file.write_text(replay)
+            os.environ[REPLAY_ENV] = str(replay_file)
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
+            os.environ.pop(REPLAY_ENV, None)
+            replay_file.unlink(missing_ok=True)
             done.set()
             watchdog.join()
             late = self._stop_reason or self._box.breach()

@@ -7,6 +7,13 @@
 #   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
 #   bash scripts/gpu_session.sh throughput  # grading seconds per student, serial vs parallel
 #                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
+#   bash scripts/gpu_session.sh throughput16  # the issue-21 measure: 16 full submissions, 16
+#                                       # at a time, projected to 100 (about 6 min)
+#   bash scripts/gpu_session.sh hang    # a kernel that never ends at 2048³ (yan) graded beside
+#                                       # 7 correct full submissions: every speedup check's
+#                                       # seconds, GPU queue included (budget: course/perf/budget.py)
+#   bash scripts/gpu_session.sh profile  # CPU seconds of one full submission by notebook and
+#                                       # process kind (scripts/profile_grading.py)
 #   bash scripts/gpu_session.sh t4model   # the T4 estimate's claims, checked on this GPU
 #                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
 #   bash scripts/gpu_session.sh probe     # GPU tests, the code policy's kernel rule against
@@ -127,6 +134,18 @@ elif [ "$PART" = throughput ]; then
   python3 scripts/gpu_throughput.py --full-serial "${FULL_SERIAL:-1}" \
     --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
     --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
+elif [ "$PART" = throughput16 ]; then
+  echo "== grading throughput: 16 full submissions, 16 at a time (no serial phase)"
+  python3 scripts/gpu_throughput.py --skip-serial --full-parallel 16 --workers 16 \
+    --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
+elif [ "$PART" = hang ]; then
+  echo "== a hanging tiled kernel (yan) graded beside 7 correct full submissions, 8 at a time"
+  COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-240} python3 scripts/gpu_throughput.py \
+    --skip-serial --full-parallel 7 --checks yan_spins_at_large_k,zoe_lazy_at_large_k \
+    --workers 8 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
+elif [ "$PART" = profile ]; then
+  echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
+  python3 scripts/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
 elif [ "$PART" = t4model ]; then
   echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
   python3 scripts/gpu_t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \

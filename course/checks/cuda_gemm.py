@@ -35,7 +35,7 @@ from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime.errors import not_written_message
 from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed, generator
-from course.trust import gate
+from course.trust import gate, replay
 
 Shape = tuple[int, int, int]
 
@@ -121,6 +121,7 @@ def _label() -> str:
     return "GPU, CuPy RawKernel" if _where() == "gpu" else "CPU runner"
 
 
+@replay.replayable
 def check_naive_gemm_cuda(source: Any, shapes: Sequence[Shape] | None = None,
                           seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``GEMM_NAIVE_CUDA`` on ragged shapes; raise :class:`GemmCheckError` if wrong."""
@@ -148,6 +149,7 @@ def watch(source: Any, tile: int, shape: Shape, seed: int) -> cpu.CpuRun:
         raise GemmCheckError(f"{gk.name}: {exc}") from None
 
 
+@replay.replayable
 def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
                           shapes: Sequence[Shape] | None = None, seed: int | None = None,
                           barrier_shape: Shape | None = None, quiet: bool = False
@@ -176,6 +178,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
     return report
 
 
+@replay.replayable
 def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
                        quiet: bool = False) -> TrafficReport:
     """Count ``GEMM_TILED_CUDA``'s reads of A and B at ``TILE=tile``; fail if too many."""

@@ -26,11 +26,18 @@ from typing import Any
 import numpy as np
 
 from course.checks.cuda_gemm import watch
-from course.checks.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
+from course.checks.speedup import (
+    REFERENCE_ENV,
+    NotMeasuredError,
+    SpeedupCheckError,
+    SpeedupReport,
+    timing_budget,
+)
 from course.gemm.cudac import gpu
 from course.gemm.cudac.launch import CudaGemm
 from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+from course.perf.budget import TimingBudgetExceeded
 from course.perf.timing import time_launches
 from course.perf.verify import OutputCheck, UnverifiedTimingError
 from course.runtime import gpulock
@@ -88,7 +95,10 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU meanwhile
             timings = time_launches(launches, repeats=repeats, checks=checks,
-                                    clock=gpu.CupyEventClock())
+                                    clock=gpu.CupyEventClock(),
+                                    budget=timing_budget(list(launches), size))
+    except TimingBudgetExceeded as exc:
+        return {"error": str(exc)}
     except UnverifiedTimingError as exc:
         return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
                            "only counts for launches that computed C = A·B at the timed size, "

@@ -34,7 +34,7 @@ from course.runtime import backend
 from course.runtime.errors import not_written_message, not_written_yet
 from course.runtime.i18n import _
 from course.runtime.seeds import generator
-from course.trust import gate
+from course.trust import gate, replay
 
 #: Shapes for a real GPU and (scaled down) for the simulator, where every thread is a
 #: Python thread. K > tile in some simulator shapes, so a missing second barrier shows.
@@ -131,6 +131,7 @@ def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return C
 
 
+@replay.replayable
 def check_naive_gemm(kernel: Any, shapes: Sequence[Shape] | None = None,
                      seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``gemm_naive`` on ragged shapes; raise :class:`GemmCheckError` if it is wrong."""
@@ -151,6 +152,7 @@ def _simulator_inspection(factory: Callable[[int], Any], tile: int, shape: Shape
     return inspection.inspect_tiled(factory, tile, shape, seed)
 
 
+@replay.replayable
 def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES,
                      shapes: Sequence[Shape] | None = None, seed: int | None = None,
                      barrier_shape: Shape | None = None, quiet: bool = False) -> GemmReport:

@@ -25,6 +25,7 @@ from typing import Any
 from course.gemm import inspection
 from course.gemm.launch import naive, tiled
 from course.gemm.operands import diagnose, random_operands, run_guarded
+from course.perf.budget import LaunchBudget, TimingBudgetExceeded
 from course.perf.timing import UnverifiedTimingError, time_gemm
 from course.runtime import backend, gpu_classes, gpulock
 from course.runtime.i18n import N_, _
@@ -73,6 +74,18 @@ class SpeedupReport:
             threshold=self.threshold, where=where, times=times)
 
 
+#: what each timed kernel is, in the reason a timing that overran its budget gives.
+KERNEL_LABELS = {"tiled": "your tiled kernel", "own naive": "your naive kernel",
+                 "reference naive": "the course's naive kernel"}
+
+
+def timing_budget(names: list[str], size: int) -> LaunchBudget:
+    """The budget of a speedup timing (:mod:`course.perf.budget`): derived from the course's
+    naive kernel where the grader supplies it, else from the student's own."""
+    reference = "reference naive" if "reference naive" in names else "own naive"
+    return LaunchBudget(reference=reference, size=f"{size}³", labels=KERNEL_LABELS)
+
+
 #: the quick correctness look before timing: ragged, and not a multiple of any tile.
 CHECK_SHAPE = (97, 61, 75)
 
@@ -99,7 +112,10 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
     renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
-            timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
+            timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed,
+                                budget=timing_budget(list(gemms), size))
+    except TimingBudgetExceeded as exc:
+        return {"error": str(exc)}
     except UnverifiedTimingError as exc:
         return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
                            "only counts for launches that computed C = A·B at the timed size, "

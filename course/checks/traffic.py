@@ -16,7 +16,7 @@ from course.gemm import inspection
 from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
-from course.trust import gate
+from course.trust import gate, replay
 
 #: a tiled kernel may read at most this multiple of the whole-tile model count.
 TRAFFIC_SLACK = 1.25
@@ -43,6 +43,7 @@ class TrafficReport:
                           ratio=f"{self.naive / max(self.reads, 1):.1f}")
 
 
+@replay.replayable
 def check_traffic(factory: Callable[[int], Any], tile: int = 16,
                   shape: tuple[int, int, int] | None = None, quiet: bool = False
                   ) -> TrafficReport:

@@ -28,7 +28,7 @@ from course.runtime import backend
 from course.runtime.errors import not_written_message, not_written_yet
 from course.runtime.i18n import _, ngettext
 from course.runtime.seeds import generator
-from course.trust import gate
+from course.trust import gate, replay
 
 #: sizes for the check: 1 element, around one block, and ragged multi-block sizes.
 GPU_SIZES = (1, 255, 256, 257, 1000, 100_003, 2**20 + 7)
@@ -177,6 +177,7 @@ def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
         ) from None
 
 
+@replay.replayable
 def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int | None = None,
                      quiet: bool = False) -> VectorAddReport:
     """Check a grid-stride ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
