@@ -17,7 +17,10 @@ URL (``course/runtime/config.py``) is still the placeholder.
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
-formgrader since) and prints the table.
+formgrader since) and prints the table. ``collect --zip download.zip`` (``make collect``) puts an
+LMS's bulk download into ``submitted/`` (:mod:`autograder.handin`); before grading, ``grade`` and
+``demo`` add the assignment to a fresh gradebook and give renamed notebooks (``Copy of …``) their
+release names, and print what was collected (``collection.csv``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from pathlib import Path
 
 from autograder import engines, progress, release, samples, sandbox, worker
 from autograder.config import ASSIGNMENT
+from autograder.handin import collect as handin_collect
+from autograder.handin import failure, ready
+from autograder.handin import report as handin_report
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOG_LOCK = threading.Lock()
@@ -184,8 +190,9 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
             row = Row(student)
             failed = root / "autograded" / student / GRADING_FAILED
             if failed.exists():
-                last = failed.read_text().strip().splitlines() or ["unknown error"]
-                row.notes.append(f"GRADING FAILED (re-grade after fixing): {last[-1][:200]}")
+                row.notes.append("GRADING FAILED (re-grade after fixing): "
+                                 + failure.explain(failed.read_text()))
+            row.notes += handin_report.notes_for(root, student)
             try:
                 sub = gb.find_submission(ASSIGNMENT, student)
             except Exception:  # noqa: BLE001 - no submission: a row of zeros, said so
@@ -322,7 +329,11 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
             engine.grade(root, students, bar.done)
         except engines.GradingError as exc:
             error = str(exc)
-    nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root)
+    if not nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root, check=False):
+        # no student graded at all: the table still says why for each
+        print("  no feedback written: "
+              + failure.explain(LAST_FAILURE.get(("generate_feedback", ASSIGNMENT, "--force"),
+                                                 "")), flush=True)
     nbgrader("export", root=root)
     return error
 
@@ -330,14 +341,14 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
 def reset_grading_state(root: Path) -> None:
     for name in ("autograded", "feedback", engines.SLURM_DIR):
         shutil.rmtree(root / name, ignore_errors=True)
-    for name in ("gradebook.db", "grades.csv", ".nbgrader.log"):
+    for name in ("gradebook.db", "grades.csv", ".nbgrader.log", handin_report.CSV_NAME):
         (root / name).unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.harness", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["release", "demo", "grade", "table"])
+    parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
@@ -361,7 +372,21 @@ def main(argv: list[str] | None = None) -> int:
                         "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
     parser.add_argument("--fresh", action="store_true",
                         help="slurm: forget an unfinished run and grade every shard again")
+    parser.add_argument("--zip", default="", help="collect: the LMS's bulk download (a zip)")
+    parser.add_argument("--layout", default="auto", help="collect: the LMS's file names: "
+                        "canvas, moodle or auto (either)")
+    parser.add_argument("--regex", default="", help="collect: another LMS's file names, as "
+                        "a regular expression with nbgrader's named groups (docs/grading.md)")
+    parser.add_argument("--mapping", type=Path, help="collect: a CSV of lms_id,student_id")
     args = parser.parse_args(argv)
+    if args.command == "collect":
+        if not args.zip:
+            raise SystemExit("collect needs the zip: make collect ZIP=path/to/download.zip")
+        archive = Path(args.zip).resolve()  # before chdir: relative to where the command was typed
+        mapping = args.mapping.resolve() if args.mapping else None
+        return handin_collect.collect_zip(args.root.resolve(), archive, nbgrader,
+                                          layout=args.layout, regex=args.regex,
+                                          mapping=mapping)
     root = args.root.resolve()
     os.chdir(root)
     if args.command in ("release", "demo"):
@@ -383,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     error = None
     if args.command in ("demo", "grade"):
+        ready.ready_to_grade(root, nbgrader, only if args.command == "grade" else None)
         engine = engines.make_engine(args.engine, workers=args.workers or workers(),
                                      per_task=args.per_task, sbatch_args=args.sbatch_args,
                                      fresh=args.fresh)

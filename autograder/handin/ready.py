@@ -1,0 +1,67 @@
+"""What ``make grade`` does before the first student is graded.
+
+1. **The gradebook knows the assignment.** ``nbgrader autograde`` needs the assignment, its
+   notebooks and their graded cells in ``gradebook.db``, which ``nbgrader generate_assignment``
+   writes. In a fresh course directory (a clone, a new term, a deleted gradebook) there is
+   none: it is added from ``source/`` — into a scratch release folder when ``release/`` is
+   already there, so the release students were given is not rewritten — or, without
+   ``source/``, grading stops with one line saying what to run first.
+2. **``submitted/`` holds what nbgrader grades** (:func:`autograder.handin.tidy.tidy`), and the
+   collection summary is printed and written to ``collection.csv``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from autograder.config import ASSIGNMENT
+from autograder.handin import report, tidy
+
+SCRATCH_RELEASE = ".gradebook-release"
+
+
+def has_assignment(root: Path) -> bool:
+    """True when ``gradebook.db`` has the assignment with its notebooks."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not (root / "gradebook.db").exists():
+        return False
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        try:
+            return bool(gb.find_assignment(ASSIGNMENT).notebooks)
+        except MissingEntry:
+            return False
+
+
+def ensure_assignment(root: Path, run: Callable[..., bool]) -> None:
+    """Add the assignment to the gradebook if it is not there (see the module's docstring)."""
+    if has_assignment(root):
+        return
+    if not any((root / "source" / ASSIGNMENT).glob("*.ipynb")):
+        raise SystemExit(f"gradebook.db has no assignment {ASSIGNMENT} and there is no "
+                         f"source/{ASSIGNMENT} to add it from: run `make release` in the "
+                         "course's folder first")
+    print(f"the gradebook has no assignment {ASSIGNMENT} yet: adding it from "
+          f"source/{ASSIGNMENT}", flush=True)
+    if any((root / "release" / ASSIGNMENT).glob("*.ipynb")):
+        scratch = root / SCRATCH_RELEASE
+        try:
+            run("generate_assignment", ASSIGNMENT, "--force",
+                f"--CourseDirectory.release_directory={SCRATCH_RELEASE}", root=root)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        run("generate_assignment", ASSIGNMENT, "--force", root=root)
+
+
+def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | None = None
+                   ) -> None:
+    """Make the gradebook and ``submitted/`` ready; print the collection summary."""
+    ensure_assignment(root, run)
+    entries = tidy.tidy(root, students)
+    zip_rows = [e for e in report.read(root) if e.step == "zip"
+                and (students is None or e.student in students)]
+    print(report.summary(zip_rows + entries, root / "submitted", "collection"))
+    print(f"(every handed-in file and what became of it: {root / report.CSV_NAME})", flush=True)
