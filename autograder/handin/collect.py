@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,12 +23,19 @@ from autograder.handin import lms, report
 RunNbgrader = Callable[..., bool]
 
 
-def _entries(report_file: Path) -> list[report.Entry]:
+def _entries(report_file: Path, tried: list[str], mapping: dict[str, str]
+             ) -> list[report.Entry]:
     rows = []
     if report_file.exists():
         for line in report_file.read_text().splitlines():
             row = json.loads(line)
-            rows.append(report.Entry("zip", row.get("student", ""), row["handed_in"],
+            student = row.get("student", "")
+            unsafe = row.get("detail", "").startswith(("unsafe path", "a symbolic link"))
+            if not student and not unsafe:  # refused before the collector saw it: whose?
+                info = lms.parse(row["handed_in"], tried)
+                if info is not None and lms.SAFE_ID.match(info["student_id"]):
+                    student = mapping.get(info["student_id"], info["student_id"])
+            rows.append(report.Entry("zip", student, row["handed_in"],
                                      row.get("notebook", ""), row["outcome"],
                                      row.get("detail", "")))
     return rows
@@ -40,6 +48,16 @@ def collect_zip(root: Path, archive: Path, run: RunNbgrader, *, layout: str = "a
     if not archive.is_file():
         raise SystemExit(f"no such file: {archive} (usage: make collect ZIP=path/to/"
                          "download.zip)")
+    if not zipfile.is_zipfile(archive):
+        raise SystemExit(f"{archive} is not a zip archive (its bytes are no zip): download "
+                         "the submissions again from the LMS, as one zip")
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            files = [i for i in zf.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SystemExit(f"{archive} is a damaged zip archive ({exc})") from None
+    if not files:
+        raise SystemExit(f"{archive} is an empty zip archive: no files in it")
     if mapping is not None:
         if not mapping.is_file():
             raise SystemExit(f"no such mapping file: {mapping}")
@@ -47,7 +65,7 @@ def collect_zip(root: Path, archive: Path, run: RunNbgrader, *, layout: str = "a
             lms.read_mapping(str(mapping))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-    if not regex and layout not in ("auto", *lms.LAYOUTS):
+    if not regex and layout not in ("auto", *lms.LAYOUTS):  # checked before any work
         raise SystemExit(f"unknown LMS layout {layout!r}: choose {', '.join(lms.LAYOUTS)} "
                          "or auto, or give --regex")
     release_dir = root / "release" / ASSIGNMENT
@@ -74,7 +92,8 @@ def collect_zip(root: Path, archive: Path, run: RunNbgrader, *, layout: str = "a
     if mapping is not None:
         args.append(f"--LmsCollector.mapping_file={mapping.resolve()}")
     ok = run(*args, root=root, check=False)
-    entries = _entries(report_file)
+    entries = _entries(report_file, lms.patterns(layout, regex),
+                       lms.read_mapping(str(mapping)) if mapping else {})
     # every student the zip names gets a folder, so a row in the grade table, even when none
     # of their files could be graded
     for student in {e.student for e in entries if e.student}:

@@ -50,6 +50,26 @@ LAYOUTS = {
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
 
 
+def patterns(layout: str, regex: str = "") -> list[str]:
+    """The file-name patterns to try: ``regex`` if given, else the layout's (both for auto)."""
+    if regex:
+        return [regex]
+    if layout == "auto":
+        return list(LAYOUTS.values())
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown LMS layout {layout!r}: canvas, moodle or auto")
+    return [LAYOUTS[layout]]
+
+
+def parse(rel: str, tried: list[str]) -> dict[str, str] | None:
+    """The named groups of the first pattern that finds a student and a file in ``rel``."""
+    for pattern in tried:
+        match = re.search(pattern, rel)
+        if match and "student_id" in match.groupdict() and "file_id" in match.groupdict():
+            return {k: v for k, v in match.groupdict().items() if v is not None}
+    return None
+
+
 def _report(path: str, **row: Any) -> None:
     if path:
         with open(path, "a") as fh:
@@ -165,29 +185,14 @@ class LmsCollector(FileNameCollectorPlugin):
 
     _plan: dict[str, dict[str, str]] | None = None
 
-    def _patterns(self) -> list[str]:
-        if self.named_regexp:
-            return [self.named_regexp]
-        if self.layout == "auto":
-            return list(LAYOUTS.values())
-        if self.layout not in LAYOUTS:
-            raise ValueError(f"unknown LMS layout {self.layout!r}: canvas, moodle or auto")
-        return [LAYOUTS[self.layout]]
-
-    def _parse(self, rel: str) -> dict[str, str] | None:
-        for pattern in self._patterns():
-            match = re.search(pattern, rel)
-            if match and "student_id" in match.groupdict() and "file_id" in match.groupdict():
-                return {k: v for k, v in match.groupdict().items() if v is not None}
-        return None
-
     def _make_plan(self, extracted: Path) -> dict[str, dict[str, str]]:
         release = Release.load(Path(self.release_dir))
         mapping = read_mapping(self.mapping_file) if self.mapping_file else {}
+        tried = patterns(self.layout, self.named_regexp)
         claims: dict[tuple[str, str], list[tuple[tuple, str, dict[str, str]]]] = {}
         for path in sorted(p for p in extracted.rglob("*") if p.is_file()):
             rel = path.relative_to(extracted).as_posix()
-            info = self._parse(rel)
+            info = parse(rel, tried)
             if info is None:
                 _report(self.report_file, student="", handed_in=rel, outcome="unmatched",
                         detail="its path does not follow the LMS's naming "
