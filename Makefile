@@ -101,4 +101,4 @@ figures: install
 
 clean:
 	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
-	  test-artifacts downloaded set_aside collection.csv
+	  test-artifacts downloaded set_aside collection.csv sample-lms

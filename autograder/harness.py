@@ -40,6 +40,7 @@ from autograder.config import ASSIGNMENT
 from autograder.handin import collect as handin_collect
 from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
+from autograder.samples import handin as sample_handin
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOG_LOCK = threading.Lock()
@@ -100,9 +101,14 @@ def build_release(root: Path, sync: bool = False) -> None:
 
 def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:
     """Write the sample class (or ``only`` those students) into submitted/, replacing what a
-    previous demo left."""
+    previous demo left; the students who hand in through an LMS are collected from its zip."""
     shutil.rmtree(root / "submitted", ignore_errors=True)
-    return samples.build_class(root, root / "submitted", only)
+    ids = samples.build_class(root, root / "submitted", only)
+    for archive in sample_handin.zips(root):
+        if handin_collect.collect_zip(root, archive, nbgrader, layout=archive.stem,
+                                      mapping=root / sample_handin.FOLDER / sample_handin.MAPPING):
+            raise SystemExit(f"the sample class's {archive.name} could not be collected")
+    return ids
 
 
 @dataclass
@@ -339,7 +345,7 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
 
 
 def reset_grading_state(root: Path) -> None:
-    for name in ("autograded", "feedback", engines.SLURM_DIR):
+    for name in ("autograded", "feedback", engines.SLURM_DIR, "downloaded", "set_aside"):
         shutil.rmtree(root / name, ignore_errors=True)
     for name in ("gradebook.db", "grades.csv", ".nbgrader.log", handin_report.CSV_NAME):
         (root / name).unlink(missing_ok=True)

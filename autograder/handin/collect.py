@@ -5,7 +5,8 @@ The zip is copied to ``downloaded/<assignment>/archive/`` (nbgrader's layout for
 plugins (:mod:`autograder.handin.lms`): each student's newest copy of each notebook lands in
 ``submitted/<student>/<assignment>/<release name>.ipynb`` (a student found in the zip has
 their folder replaced by what the zip holds). Then the summary is printed and the rows of the
-zip written to ``collection.csv`` (:mod:`autograder.handin.report`).
+zip written to ``collection.csv`` (:mod:`autograder.handin.report`; step ``zip <file name>``,
+so several zips — one per LMS section — can be collected one after the other).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from autograder.handin import lms, report
 RunNbgrader = Callable[..., bool]
 
 
-def _entries(report_file: Path, tried: list[str], mapping: dict[str, str]
+def _entries(report_file: Path, step: str, tried: list[str], mapping: dict[str, str]
              ) -> list[report.Entry]:
     rows = []
     if report_file.exists():
@@ -35,7 +36,7 @@ def _entries(report_file: Path, tried: list[str], mapping: dict[str, str]
                 info = lms.parse(row["handed_in"], tried)
                 if info is not None and lms.SAFE_ID.match(info["student_id"]):
                     student = mapping.get(info["student_id"], info["student_id"])
-            rows.append(report.Entry("zip", student, row["handed_in"],
+            rows.append(report.Entry(step, student, row["handed_in"],
                                      row.get("notebook", ""), row["outcome"],
                                      row.get("detail", "")))
     return rows
@@ -92,13 +93,14 @@ def collect_zip(root: Path, archive: Path, run: RunNbgrader, *, layout: str = "a
     if mapping is not None:
         args.append(f"--LmsCollector.mapping_file={mapping.resolve()}")
     ok = run(*args, root=root, check=False)
-    entries = _entries(report_file, lms.patterns(layout, regex),
+    step = f"zip {archive.name}"  # collecting another zip keeps this one's rows
+    entries = _entries(report_file, step, lms.patterns(layout, regex),
                        lms.read_mapping(str(mapping)) if mapping else {})
     # every student the zip names gets a folder, so a row in the grade table, even when none
     # of their files could be graded
     for student in {e.student for e in entries if e.student}:
         (root / "submitted" / student / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
-    csv_path = report.write(root, entries, "zip")
+    csv_path = report.write(root, entries, step)
     print(report.summary(entries, root / "submitted", f"collected {archive.name}"))
     print(f"(every file and what became of it: {csv_path})")
     collected = [e for e in entries if e.outcome in ("kept", "renamed")]

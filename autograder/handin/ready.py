@@ -61,7 +61,7 @@ def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | N
     """Make the gradebook and ``submitted/`` ready; print the collection summary."""
     ensure_assignment(root, run)
     entries = tidy.tidy(root, students)
-    zip_rows = [e for e in report.read(root) if e.step == "zip"
+    zip_rows = [e for e in report.read(root) if e.step.startswith("zip")
                 and (students is None or e.student in students)]
     print(report.summary(zip_rows + entries, root / "submitted", "collection"))
     print(f"(every handed-in file and what became of it: {root / report.CSV_NAME})", flush=True)

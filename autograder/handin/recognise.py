@@ -155,6 +155,6 @@ def identify(path: Path, release: Release, limit_bytes: int, name: str | None = 
         return named, "name"
     found = release.by_content(nb)
     if found is None:
-        raise NotANotebook(f"matches no notebook of the assignment (neither by name nor by "
-                           f"its cells; the notebooks are {', '.join(release.names)})")
+        raise NotANotebook("matches no notebook of the assignment (neither by its name nor "
+                           "by its cells)")
     return found, "content"

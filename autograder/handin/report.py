@@ -12,9 +12,9 @@ handed in, the notebook it became, the outcome and why. The outcomes:
                 a zip that is not a zip): set aside or left in the archive, not graded;
 ``ignored``     not a notebook at all (a picture, a PDF): left where it is.
 
-``make collect`` writes the rows of the zip (step ``zip``); ``make grade`` adds those of the
-folder ``submitted/`` (step ``folder``), replacing the previous folder rows. The grade table
-puts every outcome but ``kept`` into the student's notes (:func:`notes_for`).
+``make collect`` writes the rows of the zip (step ``zip <its file name>``); ``make grade`` adds
+those of the folder ``submitted/`` (step ``folder``), replacing the previous folder rows. The
+grade table puts every outcome but ``kept`` into the student's notes (:func:`notes_for`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Entry:
 
     def note(self) -> str:
         """The grade table's note for this file (empty for ``kept``)."""
-        what = f"'{self.handed_in}'"
+        what = f"'{Path(self.handed_in).name}'"  # the file's name; the CSV has its path
         if self.outcome == "renamed":
             return f"{what} graded as {self.notebook}" + (f" ({self.detail})"
                                                            if self.detail else "")
@@ -86,7 +86,8 @@ def write(root: Path, entries: list[Entry], step: str) -> Path:
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=[f.name for f in fields(Entry)])
         writer.writeheader()
-        for entry in sorted(rows, key=lambda e: (e.step != "zip", e.student, e.handed_in)):
+        for entry in sorted(rows, key=lambda e: (e.step == "folder", e.step, e.student,
+                                                 e.handed_in)):
             writer.writerow(asdict(entry))
     return path
 
