@@ -340,6 +340,7 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
         print("  no feedback written: "
               + failure.explain(LAST_FAILURE.get(("generate_feedback", ASSIGNMENT, "--force"),
                                                  "")), flush=True)
+    ready.alias_feedback(root)  # a renamed notebook's feedback under its handed-in name too
     nbgrader("export", root=root)
     return error
 

@@ -110,6 +110,8 @@ def test_tidy_renames_keeps_the_newer_and_sets_aside_by_name(course: Path) -> No
     _write(folder / "scratch.ipynb", {"cells": [], "metadata": {}, "nbformat": 4})
     (folder / "broken.ipynb").write_text('{"cells": [')
     (folder / "plot.png").write_bytes(b"\x89PNG")
+    (folder / "notes.txt").write_text("my notes")
+    (folder / "submission_secret.txt").write_text("s3cret")  # nbgrader's: not even listed
     _write(course / "submitted" / "kid" / "06_tile_sweep.ipynb", release_nb("06_tile_sweep"))
     entries = tidy.tidy(course)
     got = {(e.handed_in, e.outcome) for e in entries}
@@ -117,10 +119,10 @@ def test_tidy_renames_keeps_the_newer_and_sets_aside_by_name(course: Path) -> No
         (f"Copy of {NB1}.ipynb", "renamed"), (f"{NB1}.ipynb", "superseded"),
         ("my gemm.ipynb", "renamed"), ("05_roofline.ipynb.txt", "renamed"),
         ("06_tile_sweep.ipynb", "kept"), ("scratch.ipynb", "unmatched"),
-        ("broken.ipynb", "rejected"), ("plot.png", "ignored")}
+        ("broken.ipynb", "rejected"), ("plot.png", "ignored"), ("notes.txt", "ignored")}
     assert sorted(p.name for p in folder.iterdir()) == [
         f"{NB1}.ipynb", "02_naive_gemm.ipynb", "05_roofline.ipynb", "06_tile_sweep.ipynb",
-        "plot.png"]
+        "notes.txt", "plot.png", "submission_secret.txt"]
     aside = course / report.SET_ASIDE / "kid" / ASSIGNMENT
     assert sorted(p.name for p in aside.iterdir()) == [f"{NB1}.ipynb", "broken.ipynb",
                                                       "scratch.ipynb"]

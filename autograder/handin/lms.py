@@ -214,6 +214,11 @@ class LmsCollector(FileNameCollectorPlugin):
             try:
                 notebook, how = identify(path, release, self.max_bytes, name=info["file_id"])
             except NotANotebook as exc:
+                if not looks_like_notebook(info["file_id"]) and \
+                        str(exc).startswith("not a notebook"):
+                    _report(self.report_file, **row, outcome="ignored",
+                            detail="not a notebook")
+                    continue
                 outcome = "unmatched" if str(exc).startswith("matches no") else "rejected"
                 _report(self.report_file, **row, outcome=outcome,
                         detail=f"{exc}; left in downloaded/")

@@ -56,6 +56,27 @@ def ensure_assignment(root: Path, run: Callable[..., bool]) -> None:
         run("generate_assignment", ASSIGNMENT, "--force", root=root)
 
 
+def alias_feedback(root: Path) -> list[Path]:
+    """Give the feedback of a renamed notebook its handed-in name too; return the copies.
+
+    ``nbgrader release_feedback`` files each feedback page under a hash of the notebook's
+    name, and ``fetch_feedback`` looks for the name the student submitted: a student whose
+    ``Copy of 01_….ipynb`` was graded as ``01_…`` would otherwise find no feedback.
+    """
+    copies = []
+    for entry in report.read(root):
+        if entry.step != "folder" or entry.outcome != "renamed" \
+                or not entry.handed_in.endswith(".ipynb") or "/" in entry.handed_in:
+            continue
+        folder = root / "feedback" / entry.student / ASSIGNMENT
+        page = folder / f"{entry.notebook}.html"
+        if page.exists():
+            alias = folder / f"{entry.handed_in[:-len('.ipynb')]}.html"
+            shutil.copy2(page, alias)
+            copies.append(alias)
+    return copies
+
+
 def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | None = None
                    ) -> None:
     """Make the gradebook and ``submitted/`` ready; print the collection summary."""

@@ -11,7 +11,8 @@ student's ``submitted/<student>/<assignment>/``:
 * a file that is no notebook of the assignment (unknown cells, not JSON, too large) is moved
   to ``set_aside/<student>/<assignment>/``: never graded, never deleted, and said by name in
   ``collection.csv``, the summary and the grade table;
-* other files (pictures, PDFs) stay where they are, listed as ignored.
+* other files (pictures, PDFs, text that is not a notebook) stay where they are, listed as
+  ignored.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from autograder.config import ASSIGNMENT
 from autograder.handin import report
 from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
 
-#: files nbgrader itself writes into a submission folder
-_NBGRADER_FILES = {"timestamp.txt"}
+#: files nbgrader itself writes into a submission folder (submit, collect, zip_collect)
+NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}
 
 
 def _set_aside(root: Path, student: str, path: Path) -> None:
@@ -51,7 +52,7 @@ def tidy_student(root: Path, student: str, release: Release, limit: int) -> list
     claims: dict[str, list[tuple[Path, str]]] = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
-        if rel in _NBGRADER_FILES or path.name.startswith("."):
+        if rel in NBGRADER_FILES or path.name.startswith("."):
             continue
         if not _candidate(path):
             entry(rel, "", "ignored", "not a notebook")
@@ -60,6 +61,9 @@ def tidy_student(root: Path, student: str, release: Release, limit: int) -> list
             notebook, how = identify(path, release, limit)
         except NotANotebook as exc:
             reason = str(exc)
+            if not looks_like_notebook(path.name) and reason.startswith("not a notebook"):
+                entry(rel, "", "ignored", "not a notebook")  # notes.txt: leave it be
+                continue
             outcome = "unmatched" if reason.startswith("matches no") else "rejected"
             _set_aside(root, student, path)
             entry(rel, "", outcome, f"{reason}; moved to {report.SET_ASIDE}/{student}/")
