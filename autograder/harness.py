@@ -104,10 +104,7 @@ def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:
     previous demo left; the students who hand in through an LMS are collected from its zip."""
     shutil.rmtree(root / "submitted", ignore_errors=True)
     ids = samples.build_class(root, root / "submitted", only)
-    for archive in sample_handin.zips(root):
-        if handin_collect.collect_zip(root, archive, nbgrader, layout=archive.stem,
-                                      mapping=root / sample_handin.FOLDER / sample_handin.MAPPING):
-            raise SystemExit(f"the sample class's {archive.name} could not be collected")
+    sample_handin.collect(root, nbgrader)
     return ids
 
 
@@ -379,21 +376,10 @@ def main(argv: list[str] | None = None) -> int:
                         "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
     parser.add_argument("--fresh", action="store_true",
                         help="slurm: forget an unfinished run and grade every shard again")
-    parser.add_argument("--zip", default="", help="collect: the LMS's bulk download (a zip)")
-    parser.add_argument("--layout", default="auto", help="collect: the LMS's file names: "
-                        "canvas, moodle or auto (either)")
-    parser.add_argument("--regex", default="", help="collect: another LMS's file names, as "
-                        "a regular expression with nbgrader's named groups (docs/grading.md)")
-    parser.add_argument("--mapping", type=Path, help="collect: a CSV of lms_id,student_id")
+    handin_collect.add_arguments(parser)
     args = parser.parse_args(argv)
-    if args.command == "collect":
-        if not args.zip:
-            raise SystemExit("collect needs the zip: make collect ZIP=path/to/download.zip")
-        archive = Path(args.zip).resolve()  # before chdir: relative to where the command was typed
-        mapping = args.mapping.resolve() if args.mapping else None
-        return handin_collect.collect_zip(args.root.resolve(), archive, nbgrader,
-                                          layout=args.layout, regex=args.regex,
-                                          mapping=mapping)
+    if args.command == "collect":  # before chdir: paths are relative to where it was typed
+        return handin_collect.from_arguments(args, nbgrader)
     root = args.root.resolve()
     os.chdir(root)
     if args.command in ("release", "demo"):

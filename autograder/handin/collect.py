@@ -11,6 +11,7 @@ so several zips — one per LMS section — can be collected one after the other
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import zipfile
@@ -111,3 +112,22 @@ def collect_zip(root: Path, archive: Path, run: RunNbgrader, *, layout: str = "a
         print(f"ERROR: no notebook could be collected from {archive.name}")
         return 1
     return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The harness's options for ``collect``."""
+    parser.add_argument("--zip", default="", help="collect: the LMS's bulk download (a zip)")
+    parser.add_argument("--layout", default="auto", help="collect: the LMS's file names: "
+                        "canvas, moodle or auto (either)")
+    parser.add_argument("--regex", default="", help="collect: another LMS's file names, as "
+                        "a regular expression with nbgrader's named groups (docs/grading.md)")
+    parser.add_argument("--mapping", type=Path, help="collect: a CSV of lms_id,student_id")
+
+
+def from_arguments(args: argparse.Namespace, run: RunNbgrader) -> int:
+    """``python -m autograder.harness collect --zip …``: the exit status."""
+    if not args.zip:
+        raise SystemExit("collect needs the zip: make collect ZIP=path/to/download.zip")
+    return collect_zip(args.root.resolve(), Path(args.zip).resolve(), run, layout=args.layout,
+                       regex=args.regex,
+                       mapping=args.mapping.resolve() if args.mapping else None)

@@ -236,7 +236,8 @@ class LmsCollector(FileNameCollectorPlugin):
             for _, rel, _row in losers:
                 _report(self.report_file, student=student, handed_in=rel, notebook=notebook,
                         outcome="superseded",
-                        detail=f"'{win_rel}' is newer and maps to the same notebook")
+                        detail=f"'{PurePosixPath(win_rel).name}' is newer and maps to the "
+                        "same notebook")
             exact = win["file_id"] == f"{notebook}.ipynb"
             how = "its name" if win["how"] == "name" else "its cells"
             _report(self.report_file, student=student, handed_in=win_rel, notebook=notebook,

@@ -25,6 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder.config import ASSIGNMENT
+from autograder.handin import collect as handin_collect
 
 FOLDER = "sample-lms"
 MAPPING = "ids.csv"
@@ -88,3 +89,11 @@ def write(root: Path, submitted: Path, sid: str, spec: ModuleType,
 def zips(root: Path) -> list[Path]:
     """The sample LMS downloads written by :func:`write` (canvas.zip, moodle.zip)."""
     return sorted((root / FOLDER).glob("*.zip"))
+
+
+def collect(root: Path, run: handin_collect.RunNbgrader) -> None:
+    """Collect the sample LMS downloads into ``submitted/`` with ``make collect``'s code."""
+    for archive in zips(root):
+        if handin_collect.collect_zip(root, archive, run, layout=archive.stem,
+                                      mapping=root / FOLDER / MAPPING):
+            raise SystemExit(f"the sample class's {archive.name} could not be collected")
