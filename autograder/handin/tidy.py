@@ -114,7 +114,8 @@ def tidy(root: Path, students: list[str] | None = None) -> list[report.Entry]:
             if not (folder / path.name).exists():
                 path.rename(folder / path.name)
         entries += tidy_student(root, student, release, limit)
-    done = {e.student for e in entries} | set(students or everyone)
-    keep = [e for e in report.read(root) if e.step == "folder" and e.student not in done]
+    # grading some students keeps the others' rows; grading everyone replaces them all
+    keep = [e for e in report.read(root) if e.step == "folder" and e.student not in students
+            ] if students is not None else []
     report.write(root, keep + entries, "folder")
     return entries
