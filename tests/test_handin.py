@@ -112,6 +112,8 @@ def test_tidy_renames_keeps_the_newer_and_sets_aside_by_name(course: Path) -> No
     (folder / "plot.png").write_bytes(b"\x89PNG")
     (folder / "notes.txt").write_text("my notes")
     (folder / "submission_secret.txt").write_text("s3cret")  # nbgrader's: not even listed
+    checkpoint = folder / ".ipynb_checkpoints" / f"{NB1}-checkpoint.ipynb"  # Jupyter's, newest
+    _write(checkpoint, release_nb(NB1), now + 60)
     _write(course / "submitted" / "kid" / "06_tile_sweep.ipynb", release_nb("06_tile_sweep"))
     entries = tidy.tidy(course)
     got = {(e.handed_in, e.outcome) for e in entries}
@@ -121,8 +123,8 @@ def test_tidy_renames_keeps_the_newer_and_sets_aside_by_name(course: Path) -> No
         ("06_tile_sweep.ipynb", "kept"), ("scratch.ipynb", "unmatched"),
         ("broken.ipynb", "rejected"), ("plot.png", "ignored"), ("notes.txt", "ignored")}
     assert sorted(p.name for p in folder.iterdir()) == [
-        f"{NB1}.ipynb", "02_naive_gemm.ipynb", "05_roofline.ipynb", "06_tile_sweep.ipynb",
-        "notes.txt", "plot.png", "submission_secret.txt"]
+        ".ipynb_checkpoints", f"{NB1}.ipynb", "02_naive_gemm.ipynb", "05_roofline.ipynb",
+        "06_tile_sweep.ipynb", "notes.txt", "plot.png", "submission_secret.txt"]
     aside = course / report.SET_ASIDE / "kid" / ASSIGNMENT
     assert sorted(p.name for p in aside.iterdir()) == [f"{NB1}.ipynb", "broken.ipynb",
                                                       "scratch.ipynb"]
@@ -177,6 +179,7 @@ def test_a_canvas_zip_with_late_and_two_uploads_and_a_mapping(course: Path) -> N
     archive = _zip(course.parent / "canvas.zip", {
         f"doejane_4101_700001_{NB1}.ipynb": release_nb(NB1),
         f"doejane_4101_700002_Copy of {NB1}.ipynb": answered,
+        f"__MACOSX/._doejane_4101_700003_{NB1}.ipynb": b"\x00\x05\x16\x07 resource fork",
         "smithbob_LATE_4102_700003_05_roofline (1).ipynb": release_nb("05_roofline"),
         "smithbob_LATE_4102_700004_gemm.ipynb": release_nb("02_naive_gemm"),
         "smithbob_LATE_4102_700005_photo.png": b"\x89PNG",
@@ -193,6 +196,7 @@ def test_a_canvas_zip_with_late_and_two_uploads_and_a_mapping(course: Path) -> N
     assert any("LMS id 4102 is not in the mapping file" in n for n in notes)
     assert any("'smithbob_LATE_4102_700005_photo.png' ignored" in n for n in notes)
     assert any("is newer" in n for n in report.notes_for(course, "jane"))
+    assert not any("__MACOSX" in r.handed_in for r in report.read(course))  # a Mac's zip noise
 
 
 def test_a_moodle_zip_with_nested_folders(course: Path) -> None:

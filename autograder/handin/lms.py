@@ -35,6 +35,7 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from traitlets import Int, Unicode
 
 from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
+from autograder.handin.tidy import hidden
 
 #: file-name patterns of the LMSs' bulk downloads, applied to the path inside the download.
 LAYOUTS = {
@@ -192,6 +193,8 @@ class LmsCollector(FileNameCollectorPlugin):
         claims: dict[tuple[str, str], list[tuple[tuple, str, dict[str, str]]]] = {}
         for path in sorted(p for p in extracted.rglob("*") if p.is_file()):
             rel = path.relative_to(extracted).as_posix()
+            if hidden(rel):  # .ipynb_checkpoints/, __MACOSX/: never handed in on purpose
+                continue
             info = parse(rel, tried)
             if info is None:
                 _report(self.report_file, student="", handed_in=rel, outcome="unmatched",

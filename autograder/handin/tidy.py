@@ -28,6 +28,12 @@ from autograder.handin.recognise import NotANotebook, Release, identify, looks_l
 NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}
 
 
+def hidden(rel: str) -> bool:
+    """Files no one handed in on purpose: Jupyter's ``.ipynb_checkpoints/``, dot files, the
+    ``__MACOSX/`` folder of a zip made on a Mac."""
+    return any(part.startswith(".") or part == "__MACOSX" for part in rel.split("/"))
+
+
 def _set_aside(root: Path, student: str, path: Path) -> None:
     target = root / report.SET_ASIDE / student / ASSIGNMENT / path.name
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -52,7 +58,7 @@ def tidy_student(root: Path, student: str, release: Release, limit: int) -> list
     claims: dict[str, list[tuple[Path, str]]] = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
-        if rel in NBGRADER_FILES or path.name.startswith("."):
+        if rel in NBGRADER_FILES or hidden(rel):
             continue
         if not _candidate(path):
             entry(rel, "", "ignored", "not a notebook")
