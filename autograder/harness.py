@@ -200,6 +200,8 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
                 sub = gb.find_submission(ASSIGNMENT, student)
             except Exception:  # noqa: BLE001 - no submission: a row of zeros, said so
                 row.notes.append("no submission")
+                row.missing = list(notebooks)  # every notebook "—", out of its full points
+                row.scores = {nb.name: (0.0, nb.max_score) for nb in assignment.notebooks}
                 rows.append(row)
                 continue
             for nb in sub.notebooks:
@@ -318,7 +320,7 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     """
     engine = engine or engines.LocalEngine(workers())
     everyone = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
-    students = students or everyone
+    students = everyone if students is None else students
     unknown = sorted(set(students) - set(everyone))
     if unknown:
         raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
@@ -329,7 +331,8 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     error = None
     with progress.Progress(len(students)) as bar:
         try:
-            engine.grade(root, students, bar.done)
+            if students:
+                engine.grade(root, students, bar.done)
         except engines.GradingError as exc:
             error = str(exc)
     if not nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root, check=False):
@@ -401,11 +404,11 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     error = None
     if args.command in ("demo", "grade"):
-        ready.ready_to_grade(root, nbgrader, only if args.command == "grade" else None)
+        graded = ready.ready_to_grade(root, nbgrader, only if args.command == "grade" else None)
         engine = engines.make_engine(args.engine, workers=args.workers or workers(),
                                      per_task=args.per_task, sbatch_args=args.sbatch_args,
                                      fresh=args.fresh)
-        error = autograde_all(root, engine, only if args.command == "grade" else None)
+        error = autograde_all(root, engine, graded)
     if args.command == "table":  # hand grades given since the last grading reach grades.csv
         nbgrader("export", root=root, quiet=True)
     if args.command in ("demo", "grade", "table"):

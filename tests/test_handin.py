@@ -12,6 +12,8 @@ import csv
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -274,15 +276,29 @@ def test_grading_failures_are_said_in_words() -> None:
     assert "Please see" not in failure.explain("[AutogradeApp | ERROR] Please see the above")
 
 
-def test_a_fresh_course_directory_gets_the_assignment(course: Path) -> None:
+def test_make_grade_in_a_fresh_course_directory(course: Path) -> None:
+    """No gradebook yet: `make grade` adds the assignment (leaving the release as it is), and a
+    student whose only file matches no notebook is not sent to nbgrader but keeps a row of
+    zeros whose notes name the file."""
     shutil.copytree(ROOT / "source", course / "source")
     before = {p.name: p.read_bytes() for p in (course / "release" / ASSIGNMENT).iterdir()}
+    _write(course / "submitted" / "kid" / ASSIGNMENT / "scratch.ipynb",
+           {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     assert not ready.has_assignment(course)
-    ready.ensure_assignment(course, harness.nbgrader)
+    proc = subprocess.run([sys.executable, "-m", "autograder.harness", "grade", "--root",
+                           str(course), "--json", str(course / "table.json")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "the gradebook has no assignment week4 yet: adding it" in proc.stdout
     assert ready.has_assignment(course)
     after = {p.name: p.read_bytes() for p in (course / "release" / ASSIGNMENT).iterdir()}
     assert after == before  # the release students were given is not rewritten
     assert not (course / ready.SCRATCH_RELEASE).exists()
+    row = json.loads((course / "table.json").read_text())["kid"]
+    assert "no submission" in row["notes"]
+    assert any("'scratch.ipynb' not graded: matches no notebook" in n for n in row["notes"])
+    assert sorted(row["missing"]) == sorted(RELEASED)
+    assert "kid" in (course / "grades.csv").read_text()
 
 
 def test_without_source_grading_says_what_to_run_first(course: Path) -> None:

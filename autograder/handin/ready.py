@@ -77,12 +77,39 @@ def alias_feedback(root: Path) -> list[Path]:
     return copies
 
 
+def register(root: Path, students: list[str]) -> None:
+    """Put ``students`` in the gradebook without a submission: each keeps a row of zeros."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+
+
 def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | None = None
-                   ) -> None:
-    """Make the gradebook and ``submitted/`` ready; print the collection summary."""
+                   ) -> list[str]:
+    """Make the gradebook and ``submitted/`` ready; print the collection summary; return the
+    students (of ``students``, default everyone in ``submitted/``) with a notebook to grade.
+
+    A student left with none (every file set aside) is not sent to nbgrader, which would
+    fail on an empty folder: they are put in the gradebook, so their row, all zeros, says why.
+    """
+    submitted = root / "submitted"
+    everyone = sorted(p.name for p in submitted.iterdir() if p.is_dir()) \
+        if submitted.exists() else []
+    unknown = sorted(set(students or ()) - set(everyone))
+    if unknown:
+        raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
     ensure_assignment(root, run)
     entries = tidy.tidy(root, students)
     zip_rows = [e for e in report.read(root) if e.step.startswith("zip")
                 and (students is None or e.student in students)]
-    print(report.summary(zip_rows + entries, root / "submitted", "collection"))
+    print(report.summary(zip_rows + entries, submitted, "collection"))
     print(f"(every handed-in file and what became of it: {root / report.CSV_NAME})", flush=True)
+    chosen = everyone if students is None else students
+    empty = [s for s in chosen if not any((submitted / s / ASSIGNMENT).glob("*.ipynb"))]
+    if empty:
+        register(root, empty)
+        print(f"nothing to grade for {', '.join(empty)}: each keeps a row of zeros, and its "
+              "notes say why", flush=True)
+    return [s for s in chosen if s not in empty]
