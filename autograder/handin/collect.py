@@ -88,6 +88,7 @@ def collect_zip(root: Path, archive: Path, run: RunNbgrader, *, layout: str = "a
             f"--LmsCollector.report_file={report_file}",
             f"--LmsCollector.max_bytes={limit}",
             f"--LmsCollector.release_dir={release_dir}",
+            f"--LmsCollector.extracted_dir={base / 'extracted'}",
             f"--LmsCollector.layout={layout}"]
     if regex:
         args.append(f"--LmsCollector.named_regexp={regex}")

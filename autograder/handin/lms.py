@@ -182,6 +182,7 @@ class LmsCollector(FileNameCollectorPlugin):
     mapping_file = Unicode("", help="CSV of lms_id,student_id").tag(config=True)
     report_file = Unicode("", help="append what was done here (JSON lines)").tag(config=True)
     release_dir = Unicode("", help="the release notebooks' folder").tag(config=True)
+    extracted_dir = Unicode("", help="zip_collect's extracted folder").tag(config=True)
     max_bytes = Int(50 * 2**20, help="the largest file read").tag(config=True)
 
     _plan: dict[str, dict[str, str]] | None = None
@@ -252,10 +253,8 @@ class LmsCollector(FileNameCollectorPlugin):
 
     def collect(self, submitted_file: str) -> dict[str, str] | None:
         """nbgrader's call for each extracted file: its student and notebook, or None."""
-        if self._plan is None:
-            parent: Any = self.parent
-            extracted = Path(parent._format_collect_path(parent.extracted_directory))
-            self._plan = self._make_plan(extracted)
+        if self._plan is None:  # the first call: decide for every file at once
+            self._plan = self._make_plan(Path(self.extracted_dir))
         row = self._plan.get(submitted_file)
         if row is None:
             return None
