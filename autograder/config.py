@@ -7,7 +7,8 @@ What it changes from nbgrader's defaults, and why:
 * a dead kernel no longer drops the student from the class (:mod:`autograder.execute`);
 * every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`);
 * cells are recognised against the release and deleted graded cells put back, also when a
-  notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``);
+  notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``),
+  both from the release of the notebook's language (:mod:`autograder.languages`);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
@@ -108,12 +109,12 @@ def configure(c: Any, root: Path) -> None:
         GetGrades,
         IgnorePattern,
         LimitOutput,
-        OverwriteCells,
         OverwriteKernelspec,
         SaveAutoGrades,
     )
 
     from autograder.execute import SurvivingExecute
+    from autograder.languages import LocalizedOverwriteCells
     from autograder.restore import RestoreCells
     from autograder.trusted import RequireTrustedVerdicts, TrustedRecheck
 
@@ -138,8 +139,11 @@ def configure(c: Any, root: Path) -> None:
     # test cell after a markdown cell); RestoreCells does that job first, against the release.
     c.OverwriteCells.add_missing_cells = False
     c.RestoreCells.course_root = str(root)
+    # OverwriteCells, plus read-only markdown put back in the notebook's own language
+    # (a Korean submission's feedback stays Korean: autograder/languages.py).
+    c.LocalizedOverwriteCells.course_root = str(root)
     c.Autograde.sanitize_preprocessors = [
-        ClearOutput, DeduplicateIds, RestoreCells, OverwriteKernelspec, OverwriteCells,
+        ClearOutput, DeduplicateIds, RestoreCells, OverwriteKernelspec, LocalizedOverwriteCells,
         CheckCellMetadata,
     ]
     c.TrustedRecheck.timeout = timeout

@@ -20,7 +20,11 @@ the samples follow the notebooks when they change:
                browsers' names), with ``LMS_ID``, ``LATE``, ``UPLOADED_AS``, ``OLDER_UPLOAD``
                and ``EXTRA_FILES`` (see :mod:`autograder.samples.handin`);
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
-``EXPECTED_GPU`` the same on a GPU machine, where it differs.
+``EXPECTED_GPU`` the same on a GPU machine, where it differs;
+``LANGUAGE``   ``"ko"`` for a student who works on the Korean release (``release-ko/week4``;
+               default ``"en"``, ``release/week4``);
+``SAME_AS``    for such a student, the English student whose answers they hand in: the grade
+               must be the same (tests/test_sample_class.py compares them).
 
 :data:`CORE_CLASS` picks the students that ``make demo`` and CI grade.
 """
@@ -39,6 +43,7 @@ from typing import Any
 
 from autograder.config import ASSIGNMENT
 from autograder.samples import handin
+from autograder.translation import release_dir
 
 _MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 
@@ -80,6 +85,8 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
     "deleted and edited test cells in every notebook with tests": (
         "pat_deletes_and_edits_tests", "cas_cuda_deletes_and_edits_tests"),
     "lost nbgrader metadata": ("tia_lost_metadata",),
+    "the Korean release (the same grades as in English, feedback in Korean)": (
+        "minji_ko_deletes_tests", "jiwoo_ko_correct"),
     "a hang": ("fay_hangs",),
     "a dying kernel": ("gus_kernel_dies",),
     "checks tampered with in the student's kernel": ("lou_monkeypatch",),
@@ -128,9 +135,15 @@ def solution_cells(root: Path, notebook: str) -> list[str]:
     return [_MARKERS.sub("", _text(c)) for c in nb["cells"] if c["cell_type"] == "code"]
 
 
+def language(spec: ModuleType) -> str:
+    """The release a sample student works on: ``"en"`` or ``"ko"``."""
+    return str(getattr(spec, "LANGUAGE", "en"))
+
+
 def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any]:
-    """One student's version of one released notebook."""
-    nb = json.loads((root / "release" / ASSIGNMENT / f"{notebook}.ipynb").read_text())
+    """One student's version of one released notebook (of the student's language)."""
+    path = release_dir(root, language(spec)) / f"{notebook}.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
     answers = dict(solutions(root, notebook)) if spec.BASE == "solutions" else {}
     answers.update(getattr(spec, "ANSWERS", {}).get(notebook, {}))
     edits = getattr(spec, "EDIT_TESTS", {}).get(notebook, {})
@@ -214,7 +227,8 @@ def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) 
         for notebook in wanted:
             nb = build_notebook(root, notebook, spec)
             indent = 2 if getattr(spec, "ROUND_TRIP", None) == "colab" else 1
-            (folder / f"{notebook}.ipynb").write_text(json.dumps(nb, indent=indent))
+            (folder / f"{notebook}.ipynb").write_text(
+                json.dumps(nb, indent=indent, ensure_ascii=False), encoding="utf-8")
         ids.append(sid)
     return ids
 
