@@ -59,7 +59,7 @@ grade: install
 collect: install
 	$(BIN)/python -m autograder.harness collect --zip "$(ZIP)" \
 	  $(if $(LAYOUT),--layout "$(LAYOUT)") $(if $(MAPPING),--mapping "$(MAPPING)") \
-	  $(if $(REGEX),--regex '$(REGEX)')
+	  $(if $(REGEX),--regex '$(value REGEX)')
 
 table: install
 	$(BIN)/python -m autograder.harness table
