@@ -227,8 +227,10 @@ class LmsCollector(FileNameCollectorPlugin):
                 _report(self.report_file, **row, outcome=outcome,
                         detail=f"{exc}; left in downloaded/")
                 continue
-            rank = (path.stat().st_mtime, int(info.get("submission_id") or 0),
-                    info.get("timestamp", ""))
+            # newer: the file name's time stamp (a regex's group) if any, else the upload
+            # time kept in the zip, then Canvas's growing attachment id
+            rank = (info.get("timestamp", ""), path.stat().st_mtime,
+                    int(info.get("submission_id") or 0))
             late = "marked late by the LMS" if info.get("late") else ""
             claims.setdefault((student, notebook), []).append(
                 (rank, rel, {**row, "notebook": notebook, "how": how, "late": late,
