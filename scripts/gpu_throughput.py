@@ -220,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                                filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))))
     if built.returncode:
+        log = base / ".nbgrader.log"
+        tail = log.read_text(errors="replace")[-6000:] if log.is_file() else "(no log)"
         print(f"building the release failed (exit {built.returncode}):\n{built.stdout[-3000:]}"
-              f"\n{built.stderr[-3000:]}", flush=True)
+              f"\n{built.stderr[-3000:]}\n--- {log}:\n{tail}", flush=True)
         return 1
     print(f"release built in {time.monotonic() - started:.0f} s; {os.cpu_count()} cores, "
           f"{gpus} GPU(s); parallel phase: {parallel_workers} at a time", flush=True)
