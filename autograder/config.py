@@ -8,6 +8,8 @@ What it changes from nbgrader's defaults, and why:
 * every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`);
 * cells are recognised against the release and deleted graded cells put back, also when a
   notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``);
+  copied cells are settled first, in place of nbgrader's ``DeduplicateIds``, which failed the
+  whole notebook over one copy (:mod:`autograder.normalise`);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
@@ -104,7 +106,6 @@ def configure(c: Any, root: Path) -> None:
         CheckCellMetadata,
         ClearHiddenTests,
         ClearOutput,
-        DeduplicateIds,
         GetGrades,
         IgnorePattern,
         LimitOutput,
@@ -114,7 +115,7 @@ def configure(c: Any, root: Path) -> None:
     )
 
     from autograder.execute import SurvivingExecute
-    from autograder.restore import RestoreCells
+    from autograder.normalise import NormaliseCells
     from autograder.trusted import RequireTrustedVerdicts, TrustedRecheck
 
     root = root.resolve()
@@ -137,10 +138,11 @@ def configure(c: Any, root: Path) -> None:
     # nbgrader's own add_missing_cells can fail the whole notebook (KeyError on a deleted
     # test cell after a markdown cell); RestoreCells does that job first, against the release.
     c.OverwriteCells.add_missing_cells = False
-    c.RestoreCells.course_root = str(root)
+    c.NormaliseCells.course_root = str(root)
+    # NormaliseCells (a RestoreCells) replaces DeduplicateIds: that step empties the metadata
+    # of every copy of a cell but the last, and CheckCellMetadata then fails the notebook.
     c.Autograde.sanitize_preprocessors = [
-        ClearOutput, DeduplicateIds, RestoreCells, OverwriteKernelspec, OverwriteCells,
-        CheckCellMetadata,
+        ClearOutput, NormaliseCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
     ]
     c.TrustedRecheck.timeout = timeout
     c.TrustedRecheck.course_root = str(root)

@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import engines, progress, release, samples, sandbox, worker
+from autograder import engines, normalise, progress, release, samples, sandbox, worker
 from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,6 +155,7 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
     if restored.get("cells_added"):
         row.notes.append(f"{notebook}: test cell(s) added back: "
                          + ", ".join(restored["cells_added"]))
+    row.notes += normalise.table_notes(notebook, restored)  # copies; answers below their tests
     for gid, cell in summary.get("cells", {}).items():
         key = f"{notebook}:{gid}"
         if cell.get("status") == "fail":
