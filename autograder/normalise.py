@@ -118,11 +118,12 @@ def _keep_locked(cells: list[Cell], where: list[int], rel_cell: Cell) -> int:
 
 
 def _keep_answer(cells: list[Cell], where: list[int], rel_cell: Cell,
-                 test_at: int | None) -> int:
+                 test_at: int | None) -> tuple[int, bool]:
+    """The copy graded, and whether it stands above the test."""
     stub = normalised(_text(rel_cell))
     written = [i for i in where if normalised(_text(cells[i])) != stub] or where
-    above = [i for i in written if test_at is None or i < test_at]
-    return (above or written)[-1]
+    above = [i for i in written if test_at is not None and i < test_at]
+    return (above or written)[-1], bool(above)
 
 
 def settle_copies(nb: dict[str, Any], release: dict[str, Any]
@@ -164,10 +165,11 @@ def settle_copies(nb: dict[str, Any], release: dict[str, Any]
             continue
         test = first_test(rel, rel_at[gid], defined_names(_text(rel[rel_at[gid]])))
         test_at = kept.get(test) if test else None
-        keep = kept[gid] = _keep_answer(cells, at, rel[rel_at[gid]], test_at)
+        keep, above = _keep_answer(cells, at, rel[rel_at[gid]], test_at)
+        kept[gid] = keep
         own.update(i for i in at if i != keep)
         records += [{"grade_id": gid, "kind": "answer", "action": "kept",
-                     "test": test or ""}] * (len(at) - 1)
+                     "test": test if test and above else ""}] * (len(at) - 1)
     records.sort(key=lambda r: rel_at.get(r["grade_id"], len(rel)))
     aside: list[tuple[Cell, Cell | None]] = []
     remaining: list[Cell] = []

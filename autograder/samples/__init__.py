@@ -88,6 +88,8 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
     "deleted and edited test cells in every notebook with tests": (
         "pat_deletes_and_edits_tests", "cas_cuda_deletes_and_edits_tests"),
     "lost nbgrader metadata": ("tia_lost_metadata",),
+    "copied cells: an answer, a test, read-only cells (nbformat 4.4)": ("kit_copies_cells",),
+    "an answer moved below its test": ("abe_answer_below_its_test",),
     "a hang": ("fay_hangs",),
     "a dying kernel": ("gus_kernel_dies",),
     "checks tampered with in the student's kernel": ("lou_monkeypatch",),
