@@ -42,6 +42,7 @@ the same sentences in a last markdown cell.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from typing import Any
 
@@ -299,12 +300,20 @@ class NormaliseCells(RestoreCells):
         copies, aside = settle_copies(raw, release)
         done: dict[str, Any] = dict(restore(raw, release))
         put_back(raw, aside)
-        types = {_gid(c): c["cell_type"] for c in release["cells"] if _gid(c)}
+        rel = {_gid(c): c for c in release["cells"] if _gid(c)}
         for cell in raw["cells"]:
-            if "nbgrader" in cell.get("metadata", {}) and not _gid(cell):
+            gid = _gid(cell)
+            if "nbgrader" in cell.get("metadata", {}) and not gid:
                 _own(cell)  # nbgrader metadata that names no cell (e.g. emptied)
-            elif types.get(_gid(cell), cell["cell_type"]) != cell["cell_type"]:
-                retype(cell, types[_gid(cell)])
+                continue
+            if gid not in rel:
+                continue
+            if rel[gid]["cell_type"] != cell["cell_type"]:
+                retype(cell, rel[gid]["cell_type"])
+            if rel[gid].get("attachments") and not _is_answer(_meta(rel[gid])):
+                # OverwriteCells puts a read-only cell's text back, not its figures: without
+                # them the feedback (nbconvert) fails on the cell's `attachment:` link.
+                cell["attachments"] = copy.deepcopy(rel[gid]["attachments"])
         done["copies"] = copies
         done["order"] = order_problems(raw, release)
         lines = sentences(done)

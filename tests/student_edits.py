@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -78,8 +79,21 @@ def sanitize(course: Path, notebook: str, nb: dict[str, Any]) -> nbformat.Notebo
     return node
 
 
+_ATTACHMENT = re.compile(r"attachment:([^)\s\"'>]+)")
+
+
+def missing_attachments(nb: nbformat.NotebookNode) -> list[str]:
+    """Figures a markdown cell links (``attachment:name``) but does not carry: nbconvert, and
+    so ``nbgrader generate_feedback``, fails on them."""
+    return [f"{cell.metadata.get('nbgrader', {}).get('grade_id')}: {name}"
+            for cell in nb.cells if cell.cell_type == "markdown"
+            for name in _ATTACHMENT.findall(cell.source)
+            if name not in (cell.get("attachments") or {})]
+
+
 def structure(nb: nbformat.NotebookNode) -> dict[str, Any]:
-    """What the score depends on (see the module docstring)."""
+    """What the score depends on (see the module docstring), and the figures the feedback
+    cannot find."""
     from autograder.trusted import is_test_cell, make_job
 
     graded, jobs = [], []
@@ -90,7 +104,7 @@ def structure(nb: nbformat.NotebookNode) -> dict[str, Any]:
                            cell.source if meta.get("grade") and meta.get("solution") else ""))
         if is_test_cell(cell):
             jobs.append(make_job(nb.cells[:i], cell))
-    return {"graded": graded, "jobs": jobs}
+    return {"graded": graded, "jobs": jobs, "missing_attachments": missing_attachments(nb)}
 
 
 # --------------------------------------------------------------------------- random edits
