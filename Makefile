@@ -74,9 +74,9 @@ test-class: install
 
 ## Random student edits (copies, scratch cells, deleted, swapped, pasted and retyped cells, 4.4
 ## without ids, kernelspecs) of every notebook: EDITS notebooks through the course's sanitize
-## pipeline (`make test` runs 40), and EDITS_END_TO_END edited copies of notebook 01 graded by
+## pipeline (`make test` runs 60), and EDITS_END_TO_END edited copies of notebook 01 graded by
 ## `nbgrader autograde` itself. tests/test_edits.py says what each part shows.
-EDITS ?= 600
+EDITS ?= 1200
 EDITS_END_TO_END ?= 6
 test-edits: install
 	COURSE_EDITS_EXAMPLES=$(EDITS) COURSE_EDITS_END_TO_END=$(EDITS_END_TO_END) \

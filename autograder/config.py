@@ -7,9 +7,10 @@ What it changes from nbgrader's defaults, and why:
 * a dead kernel no longer drops the student from the class (:mod:`autograder.execute`);
 * every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`);
 * cells are recognised against the release and deleted graded cells put back, also when a
-  notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``);
-  copied cells are settled first, in place of nbgrader's ``DeduplicateIds``, which failed the
-  whole notebook over one copy (:mod:`autograder.normalise`);
+  notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``),
+  both from the release of the notebook's language (:mod:`autograder.languages`); copied
+  cells are settled first, in place of nbgrader's ``DeduplicateIds``, which failed the whole
+  notebook over one copy (:mod:`autograder.normalise`);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
@@ -109,12 +110,12 @@ def configure(c: Any, root: Path) -> None:
         GetGrades,
         IgnorePattern,
         LimitOutput,
-        OverwriteCells,
         OverwriteKernelspec,
         SaveAutoGrades,
     )
 
     from autograder.execute import SurvivingExecute
+    from autograder.languages import LocalizedOverwriteCells
     from autograder.normalise import NormaliseCells
     from autograder.trusted import RequireTrustedVerdicts, TrustedRecheck
 
@@ -139,10 +140,14 @@ def configure(c: Any, root: Path) -> None:
     # test cell after a markdown cell); RestoreCells does that job first, against the release.
     c.OverwriteCells.add_missing_cells = False
     c.NormaliseCells.course_root = str(root)
+    # OverwriteCells, plus read-only markdown put back in the notebook's own language
+    # (a Korean submission's feedback stays Korean: autograder/languages.py).
+    c.LocalizedOverwriteCells.course_root = str(root)
     # NormaliseCells (a RestoreCells) replaces DeduplicateIds: that step empties the metadata
     # of every copy of a cell but the last, and CheckCellMetadata then fails the notebook.
     c.Autograde.sanitize_preprocessors = [
-        ClearOutput, NormaliseCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+        ClearOutput, NormaliseCells, OverwriteKernelspec, LocalizedOverwriteCells,
+        CheckCellMetadata,
     ]
     c.TrustedRecheck.timeout = timeout
     c.TrustedRecheck.course_root = str(root)

@@ -40,6 +40,7 @@ from typing import Protocol
 
 from autograder.config import ASSIGNMENT
 from autograder.progress import StudentResult
+from autograder.translation import LANGUAGES
 from autograder.worker import Worker, nbgrader_env
 
 OnDone = Callable[[StudentResult], None]
@@ -388,6 +389,9 @@ def _ranges(indices: list[int]) -> str:
 #: :class:`autograder.restore.RestoreCells` puts deleted test cells back from it, and without
 #: it a shard would grade such a student differently from the local engine.
 COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}")
+#: The translated releases, copied too where the course has them (a course may be English only):
+#: a Korean notebook is restored from release-ko/week4.
+TRANSLATED_RELEASES = tuple(f"release-{language}/{ASSIGNMENT}" for language in LANGUAGES)
 
 
 def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
@@ -403,7 +407,7 @@ def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
     shutil.rmtree(shard, ignore_errors=True)  # a retried shard starts clean
     course = shard / "course"
     course.mkdir(parents=True)
-    for name in COURSE_FILES:
+    for name in (*COURSE_FILES, *(r for r in TRANSLATED_RELEASES if (root / r).is_dir())):
         if (root / name).is_dir():
             shutil.copytree(root / name, course / name)
         else:

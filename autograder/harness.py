@@ -12,8 +12,9 @@ sample class in ``autograder/samples``:
 
 ``python -m autograder.harness release`` (``make release``) first brings the generated parts of
 ``source/`` and the README up to date (setup cells, figures, Open-in-Colab links:
-:mod:`autograder.release`), then does step 1, and says loudly when the course's repository
-URL (``course/runtime/config.py``) is still the placeholder.
+:mod:`autograder.release`), then does step 1 and writes the translated releases from it
+(``release-ko/week4``: :mod:`autograder.translation`), and says loudly when the course's
+repository URL (``course/runtime/config.py``) is still the placeholder.
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
@@ -32,7 +33,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import engines, normalise, progress, release, samples, sandbox, worker
+from autograder import engines, normalise, progress, release, samples, sandbox, translation, worker
 from autograder.config import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +91,14 @@ def build_release(root: Path, sync: bool = False) -> None:
         for name in release.sync(root).changed:
             print(f"updated {name} (setup cell, figures or Colab links)", flush=True)
     nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
+    for language in translation.LANGUAGES:  # release-ko/week4 from release/week4
+        if not (root / "i18n" / language).is_dir():
+            print(f"no i18n/{language}/ in {root}: no {language} release", flush=True)
+            continue
+        try:
+            translation.write_release(root, language)
+        except translation.TranslationError as exc:
+            raise SystemExit(f"release/{ASSIGNMENT} was built; {exc}") from None
 
 
 def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:

@@ -14,7 +14,8 @@ cell among the graded cells only, and raises ``KeyError`` when that neighbour is
    then by source (trailing whitespace ignored: Colab trims it on save), then by position —
    cells between two recognised neighbours are paired, in order and by type, with the
    release cells between the same neighbours (that is how an answer cell, whose source the
-   student rewrote, is found).
+   student rewrote, is found). The release is the one of the notebook's language
+   (:mod:`autograder.languages`): ``release-ko/week4`` for a Korean notebook.
 2. **Restore** the release's ``metadata.nbgrader`` on each recognised cell. ``OverwriteCells``
    then puts back the instructor's source of every test cell, hidden tests included.
 3. **Add back** graded cells and read-only code cells that are missing altogether, right
@@ -37,6 +38,8 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
+
+from autograder.languages import notebook_language, release_notebook
 
 RESTORED_KEY = "course_restored"
 
@@ -176,7 +179,10 @@ class RestoreCells(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
         info = resources.get("nbgrader", {})
         root = Path(self.course_root or ".")
-        path = root / "release" / info.get("assignment", "") / f"{info.get('notebook', '')}.ipynb"
+        # The release the student was given: release/week4, or release-ko/week4 for a Korean
+        # notebook (the same graded cells; its markdown matches the Korean text).
+        path = release_notebook(root, info.get("assignment", ""), info.get("notebook", ""),
+                                notebook_language(nb))
         if not path.exists():
             # Grading on without it would score deleted test cells differently (left to the
             # grader instead of scored): a grade must not depend on where it was graded.

@@ -17,8 +17,13 @@
 #                                         # course paths, GPU tests, both executed (~3 min)
 #   bash scripts/gpu_session.sh smoke     # after a restructure: every GPU test, the Numba
 #                                         # notebooks executed, a few students autograded
+#   bash scripts/gpu_session.sh notebooks # every notebook of both tracks, top to bottom with
+#                                         # the solutions, twice in a row (the second run finds
+#                                         # what only a warm cache does); any cell that raised
+#                                         # or wrote to stderr is reported (~6 min)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
-# compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/.
+# compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/:
+# `bash scripts/gpu_wheels.sh` fetches both here.
 set -uo pipefail
 PART=${1:-bench}
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
@@ -57,6 +62,25 @@ elif [ "$PART" = smoke ]; then
     > "$OUT/smoke.txt" 2>&1
   python3 scripts/compare_scores.py "$OUT/smoke.json" --gpu --only-present | tail -4
   grep -E "^(ada|zoe|bea|ivy)" "$OUT/smoke.txt" | cut -c1-160
+elif [ "$PART" = notebooks ]; then
+  # Each pass runs both tracks side by side (02/03 or 02c/03c; 00, 01, 04-07 on each), so
+  # every notebook runs at least twice a pass; the second pass finds the machine warm (Numba's
+  # and NVRTC's caches filled by the first).
+  fails=0
+  for pass in 1 2; do
+    for track in numba cuda; do
+      PYTHONUNBUFFERED=1 timeout 280 python3 scripts/run_notebooks.py --track "$track" \
+        --any-stderr --out "$OUT/nb/$track-$pass" > "$OUT/notebooks-$track-$pass.txt" 2>&1 &
+    done
+    for job in $(jobs -p); do wait "$job" || fails=$((fails + 1)); done
+    for track in numba cuda; do
+      echo "== pass $pass, $track track"
+      grep -v "without encryption" "$OUT/notebooks-$track-$pass.txt"
+    done
+  done
+  (cd "$OUT" && tar czf notebooks-executed.tgz nb && rm -rf nb)
+  echo "notebook runs with a problem (or cut off by the time limit): $fails of 4"
+  [ "$fails" = 0 ]
 elif [ "$PART" = cudac ]; then
   echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
   timeout 540 python3 scripts/gpu_cudac.py ${QUICK:+--quick} 2>&1 | tee "$OUT/gpu_cudac.log" \

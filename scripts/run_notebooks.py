@@ -55,30 +55,34 @@ def pick(prefixes: list[str]) -> list[Path]:
     return chosen
 
 
-def problems(nb: nbformat.NotebookNode, allow: Sequence[str] = ()) -> list[str]:
+def problems(nb: nbformat.NotebookNode, allow: Sequence[str] = (),
+             any_stderr: bool = False) -> list[str]:
     """Cells that raised (except errors named in ``allow``), and graded cells that wrote to
-    stderr (nbgrader scores those 0)."""
+    stderr (nbgrader scores those 0); with ``any_stderr``, every cell that wrote to stderr
+    (a warning a student would see is worth knowing about too)."""
     found = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         graded = cell.metadata.get("nbgrader", {}).get("grade")
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id", "")
         for out in cell.outputs:
             if out.output_type == "error" and out.ename not in allow:
-                found.append(f"cell {i}: {out.ename}: {out.evalue[:300]}")
-            elif graded and out.output_type == "stream" and out.name == "stderr":
-                found.append(f"cell {i} (graded) wrote to stderr: {out.text[:300]}")
+                found.append(f"cell {i} ({name}): {out.ename}: {out.evalue[:300]}")
+            elif (graded or any_stderr) and out.output_type == "stream" and out.name == "stderr":
+                kind = "graded" if graded else "not graded"
+                found.append(f"cell {i} ({name}, {kind}) wrote to stderr: {out.text[:300]}")
     return found
 
 
-def run(path: Path, work: Path, out: Path, timeout: int) -> list[str]:
+def run(path: Path, work: Path, out: Path, timeout: int, any_stderr: bool = False) -> list[str]:
     nb = nbformat.read(path, as_version=4)
     started = time.monotonic()
     # allow_errors: run every cell even after one raised; problems() reports them all.
     NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(work)}}).execute()
     nbformat.write(nb, out / path.name)
-    found = problems(nb)
+    found = problems(nb, any_stderr=any_stderr)
     status = "ok" if not found else f"{len(found)} problem(s)"
     print(f"{path.name}: {time.monotonic() - started:.1f} s, {status}", flush=True)
     for line in found:
@@ -93,6 +97,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--track", choices=sorted(TRACK_NOTEBOOKS),
                         help="leave the other track's notebooks 2 and 3 out of the folder")
+    parser.add_argument("--any-stderr", action="store_true",
+                        help="report every cell that wrote to stderr, not only graded ones")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     # The inline backend puts every figure into the executed notebook (Agg would drop them).
@@ -106,7 +112,8 @@ def main() -> int:
             (work / name).unlink()
         for path in pick(args.prefixes):
             if path.name not in gone:
-                bad += bool(run(work / path.name, work, args.out, args.timeout))
+                bad += bool(run(work / path.name, work, args.out, args.timeout,
+                                args.any_stderr))
     return 1 if bad else 0
 
 

@@ -32,11 +32,14 @@ from hypothesis import strategies as st
 
 from autograder.config import ASSIGNMENT
 from autograder.samples import build_notebook, edits
+from autograder.translation import LANGUAGES as TRANSLATED
+from autograder.translation import SOURCE_LANGUAGE, release_dir
 from autograder.worker import nbgrader_env
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "release" / ASSIGNMENT).glob("*.ipynb"))
-SOLVED = SimpleNamespace(BASE="solutions")
+#: every release a student may work on: the English one and its translations
+LANGUAGES = (SOURCE_LANGUAGE, *TRANSLATED)
 KERNELS = [("week4-gpu", "Week 4 (GPU)", "python"), ("ir", "R", "R"),
            ("python3", "Python 3 (ipykernel)", "python"), ("", "", "")]
 SCRATCH_CODE = ["# trying things\n", "scratch_n = 3 * 4\nprint(scratch_n)\n",
@@ -46,9 +49,11 @@ SCRATCH_MD = ["My notes.", "## Scratch\n\nTo do: check the ragged case.", ""]
 
 def make_course(where: Path) -> Path:
     """A course directory with the release built and the gradebook filled, as nbgrader does
-    (``nbgrader generate_assignment``)."""
+    (``nbgrader generate_assignment``), and the translated releases beside it."""
     course = where / "course"
     shutil.copytree(ROOT / "source", course / "source")
+    for language in TRANSLATED:
+        shutil.copytree(release_dir(ROOT, language), release_dir(course, language))
     shutil.copy(ROOT / "nbgrader_config.py", course)
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT,
                     "--force", "--log-level=ERROR"], cwd=course, check=True,
@@ -56,9 +61,11 @@ def make_course(where: Path) -> Path:
     return course
 
 
-def solved(notebook: str) -> dict[str, Any]:
-    """The release notebook with the instructor's answers (the sample students' base)."""
-    return build_notebook(ROOT, notebook, SOLVED)  # type: ignore[arg-type]
+def solved(notebook: str, language: str = SOURCE_LANGUAGE) -> dict[str, Any]:
+    """The release notebook (of ``language``) with the instructor's answers, as the sample
+    students' base."""
+    spec = SimpleNamespace(BASE="solutions", LANGUAGE=language)
+    return build_notebook(ROOT, notebook, spec)  # type: ignore[arg-type]
 
 
 def sanitize(course: Path, notebook: str, nb: dict[str, Any]) -> nbformat.NotebookNode:
@@ -115,9 +122,10 @@ def _graded(cell: dict[str, Any]) -> bool:
 
 
 @st.composite
-def edited(draw: st.DrawFn, notebook: str) -> tuple[dict[str, Any], list[str]]:
+def edited(draw: st.DrawFn, notebook: str, language: str = SOURCE_LANGUAGE
+           ) -> tuple[dict[str, Any], list[str]]:
     """A solved notebook after a few random student edits; returns it and what was done."""
-    nb = copy.deepcopy(solved(notebook))
+    nb = copy.deepcopy(solved(notebook, language))
     done: list[str] = []
     for _ in range(draw(st.integers(1, 6))):
         n = len(nb["cells"])
@@ -154,7 +162,8 @@ def edited(draw: st.DrawFn, notebook: str) -> tuple[dict[str, Any], list[str]]:
                 edits.retype(nb, at)
                 done.append(f"retype {at}")
         else:  # a cell pasted from another notebook of the week, metadata and all
-            other = solved(draw(st.sampled_from([x for x in NOTEBOOKS if x != notebook])))
+            other = solved(draw(st.sampled_from([x for x in NOTEBOOKS if x != notebook])),
+                           language)
             cell = copy.deepcopy(draw(st.sampled_from(other["cells"])))
             at = draw(st.integers(0, n))
             nb["cells"].insert(at, cell)

@@ -218,6 +218,18 @@ def test_readme_links_every_release_notebook_on_colab() -> None:
                                  "`COURSE_REPO_URL`")
 
 
+def test_readme_links_every_korean_release_notebook_on_colab_in_its_korean_section() -> None:
+    text = (ROOT / "README.md").read_text()
+    korean = text[text.index("## 한국어"):]
+    section = korean[korean.index(release.BEGIN_LINKS_KO):korean.index(release.END_LINKS_KO)]
+    ko = sorted((ROOT / "release-ko" / "week4").glob("*.ipynb"))
+    assert [p.name for p in ko] == [p.name for p in RELEASE]
+    for path in ko:
+        url = config.colab_url(path.name, folder="release-ko/week4")
+        assert f"({url})" in section and "/blob/main/release-ko/week4/" in url
+    assert "release/week4/" not in section
+
+
 def test_colab_urls_are_built_from_the_repository_url() -> None:
     assert config.colab_url("02_naive_gemm.ipynb", "https://github.com/me/gpu.git/", "v3") == (
         "https://colab.research.google.com/github/me/gpu/blob/v3/release/week4/"

@@ -84,6 +84,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
 
     course = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "source", course / "source")
+    shutil.copytree(ROOT / "i18n", course / "i18n")  # the Korean release, for its students
     shutil.copy(ROOT / "nbgrader_config.py", course)
     secret = f"planted-{uuid.uuid4().hex}"
     places = [Path.home() / f".week4-secret-{secret[-8:]}.txt"]
@@ -167,6 +168,64 @@ def test_the_core_class_grades_20_correct_answers_in_other_styles() -> None:
             assert spec.EXPECTED[nb] == ada.EXPECTED[nb], (spec.__name__, nb)
             gpu = getattr(spec, "EXPECTED_GPU", {}).get(nb, spec.EXPECTED[nb])
             assert gpu == ada.EXPECTED_GPU.get(nb, ada.EXPECTED[nb]), (spec.__name__, nb)
+
+
+def test_the_korean_students_hand_in_their_english_counterparts_answers() -> None:
+    """Each Korean sample student is an English one on the Korean release: the same answers,
+    deletions and additions, so the same expected points; every kind the issue names exists."""
+    specs = samples.sample_students()
+    korean = {sid: s for sid, s in specs.items() if samples.language(s) == "ko"}
+    assert {s.SAME_AS for s in korean.values()} >= {
+        "ada_correct", "kim_fake_kernel", "eli_deletes_tests", "fay_hangs"}
+    for sid, spec in korean.items():
+        en = specs[spec.SAME_AS]
+        assert samples.language(en) == "en", sid
+        for field in ("BASE", "ANSWERS", "DELETE", "APPEND", "EDIT_TESTS"):
+            assert getattr(spec, field, None) == getattr(en, field, None), (sid, field)
+        if spec.NOTEBOOKS == "all":
+            assert en.NOTEBOOKS == "all" and spec.EXPECTED == en.EXPECTED, sid
+        else:
+            assert {nb: p for nb, p in en.EXPECTED.items() if nb in spec.NOTEBOOKS} \
+                == spec.EXPECTED, sid
+    core = set(samples.class_members("core"))
+    assert {sid for sid in korean if sid in core} == {"jiwoo_ko_correct", "minji_ko_deletes_tests"}
+
+
+def test_a_mixed_class_grades_korean_like_english_with_korean_feedback(graded) -> None:
+    """English and Korean submissions in one gradebook: each Korean student scores exactly
+    what the same answers score in English, loses points for the same reasons, gets the same
+    deleted test back — from the Korean release — and reads Korean feedback."""
+    _need("minji_ko_deletes_tests", "eli_deletes_tests")
+    course, table, _ = graded
+    specs = samples.sample_students()
+    pairs = [(sid, specs[sid].SAME_AS) for sid in table
+             if samples.language(specs[sid]) == "ko" and specs[sid].SAME_AS in table]
+    assert ("minji_ko_deletes_tests", "eli_deletes_tests") in pairs
+    for ko, en in pairs:
+        for nb, (score, maximum) in table[ko]["scores"].items():
+            if nb not in table[ko]["missing"]:
+                assert (score, maximum) == tuple(table[en]["scores"][nb]), (ko, en, nb)
+        assert {k for k in table[ko]["lost"] if k.split(":")[0] in table[ko]["scores"]
+                and k.split(":")[0] not in table[ko]["missing"]} <= set(table[en]["lost"])
+    minji, eli = table["minji_ko_deletes_tests"], table["eli_deletes_tests"]
+    assert minji["lost"] == eli["lost"]
+    added = "01_arithmetic_intensity: test cell(s) added back: ai_gemm_tiled_model"
+    assert added in minji["notes"] and added in eli["notes"]
+    hangul = re.compile(r"[\uac00-\ud7a3]")
+    for sid in [ko for ko, _ in pairs]:
+        for html in (course / "feedback" / sid / "week4").glob("*.html"):
+            text = html.read_text()
+            assert len(hangul.findall(text)) > 300, f"{sid} {html.name}: feedback not Korean"
+            assert "Week 4 · Notebook" not in text and "What you learned" not in text, (
+                f"{sid} {html.name}: English read-only markdown came back in the feedback")
+    eli_html = (course / "feedback" / "eli_deletes_tests" / "week4"
+                / "01_arithmetic_intensity.html").read_text()
+    assert "What you learned" in eli_html and not hangul.search(eli_html)
+    graded_nb = json.loads((course / "autograded" / "minji_ko_deletes_tests" / "week4"
+                            / "01_arithmetic_intensity.ipynb").read_text())
+    assert graded_nb["metadata"]["course"]["language"] == "ko"
+    ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in graded_nb["cells"]]
+    assert "ai_gemm_tiled_model" in ids
 
 
 def test_the_notebooks_verdicts_are_the_graders(graded) -> None:

@@ -70,10 +70,14 @@ def test_notebook_runner_reports_errors_and_graded_stderr():
     ungraded = nbformat.v4.new_code_cell("warn()")
     ungraded.outputs = [nbformat.v4.new_output("stream", name="stderr", text="Warning\n")]
     nb.cells = [ok, broken, graded, ungraded]
+    broken.id, ungraded.id = "divide", "warns"
     found = runner.problems(nb)
-    assert found == ["cell 1: ZeroDivisionError: division by zero",
-                     "cell 2 (graded) wrote to stderr: Warning: slow\n"]
+    assert found == ["cell 1 (divide): ZeroDivisionError: division by zero",
+                     "cell 2 (t, graded) wrote to stderr: Warning: slow\n"]
     assert runner.problems(nb, allow=["ZeroDivisionError"]) == found[1:]
+    # the GPU session's notebook runs report every cell that wrote to stderr
+    everything = runner.problems(nb, any_stderr=True)
+    assert everything == [*found, "cell 3 (warns, not graded) wrote to stderr: Warning\n"]
 
 
 def test_notebook_runner_picks_by_prefix():

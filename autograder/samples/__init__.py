@@ -28,7 +28,11 @@ the samples follow the notebooks when they change:
                notebook's verdicts are expected to differ from the grader's;
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
 ``EXPECTED_GPU`` the same on a GPU machine, where it differs;
-``EXPECTED_NOTES`` {notebook: [text, …]}: what the grade table's notes must say.
+``EXPECTED_NOTES`` {notebook: [text, …]}: what the grade table's notes must say;
+``LANGUAGE``   ``"ko"`` for a student who works on the Korean release (``release-ko/week4``;
+               default ``"en"``, ``release/week4``);
+``SAME_AS``    for such a student, the English student whose answers they hand in: the grade
+               must be the same (tests/test_sample_class.py compares them).
 
 :data:`CORE_CLASS` picks the students that ``make demo`` and CI grade.
 """
@@ -47,6 +51,7 @@ from typing import Any
 
 from autograder.config import ASSIGNMENT
 from autograder.samples import edits
+from autograder.translation import release_dir
 
 _MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 
@@ -90,6 +95,8 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
     "lost nbgrader metadata": ("tia_lost_metadata",),
     "copied cells: an answer, a test, read-only cells (nbformat 4.4)": ("kit_copies_cells",),
     "an answer moved below its test": ("abe_answer_below_its_test",),
+    "the Korean release (the same grades as in English, feedback in Korean)": (
+        "minji_ko_deletes_tests", "jiwoo_ko_correct"),
     "a hang": ("fay_hangs",),
     "a dying kernel": ("gus_kernel_dies",),
     "checks tampered with in the student's kernel": ("lou_monkeypatch",),
@@ -136,9 +143,15 @@ def solution_cells(root: Path, notebook: str) -> list[str]:
     return [_MARKERS.sub("", _text(c)) for c in nb["cells"] if c["cell_type"] == "code"]
 
 
+def language(spec: ModuleType) -> str:
+    """The release a sample student works on: ``"en"`` or ``"ko"``."""
+    return str(getattr(spec, "LANGUAGE", "en"))
+
+
 def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any]:
-    """One student's version of one released notebook."""
-    nb = json.loads((root / "release" / ASSIGNMENT / f"{notebook}.ipynb").read_text())
+    """One student's version of one released notebook (of the student's language)."""
+    path = release_dir(root, language(spec)) / f"{notebook}.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
     answers = dict(solutions(root, notebook)) if spec.BASE == "solutions" else {}
     answers.update(getattr(spec, "ANSWERS", {}).get(notebook, {}))
     edits = getattr(spec, "EDIT_TESTS", {}).get(notebook, {})
@@ -177,7 +190,8 @@ def structure_edits(root: Path, nb: dict[str, Any], notebook: str, spec: ModuleT
         cell = nb["cells"].pop(at)
         nb["cells"].insert(edits.index_of(nb, after) + 1, cell)
     for n, (other, gid, after) in enumerate(getattr(spec, "PASTE", {}).get(notebook, [])):
-        theirs = json.loads((root / "release" / ASSIGNMENT / f"{other}.ipynb").read_text())
+        path = release_dir(root, language(spec)) / f"{other}.ipynb"
+        theirs = json.loads(path.read_text(encoding="utf-8"))
         cell = copy.deepcopy(theirs["cells"][edits.index_of(theirs, gid)])
         if "id" in cell:
             cell["id"] = edits.new_id(nb, seed=200 + n)
@@ -241,7 +255,8 @@ def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) 
         for notebook in wanted:
             nb = build_notebook(root, notebook, spec)
             indent = 2 if getattr(spec, "ROUND_TRIP", None) == "colab" else 1
-            (folder / f"{notebook}.ipynb").write_text(json.dumps(nb, indent=indent))
+            (folder / f"{notebook}.ipynb").write_text(
+                json.dumps(nb, indent=indent, ensure_ascii=False), encoding="utf-8")
         ids.append(sid)
     return ids
 

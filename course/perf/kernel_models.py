@@ -49,6 +49,7 @@ __all__ = [
     "available_profiles",
     "cuda_c_model",
     "cuda_counts",
+    "cuda_resources_line",
     "resolve_target",
 ]
 
@@ -168,7 +169,27 @@ def cuda_counts(source: str, tile: int | None, cc: tuple[int, int],
     if res is None:
         return None
     return CompiledCounts(res.registers, res.shared_bytes,
-                          f"ptxas for {arch} (NVRTC {major}.{minor}, -Xptxas=-v)")
+                          f"ptxas for {arch} (NVRTC {major}.{minor})")
+
+
+def cuda_resources_line(source: str, tile: int | None, profile: str | None = None) -> str:
+    """One line for a notebook: what the compiler gave the CUDA C kernel at ``tile``.
+
+    The counts are :func:`cuda_counts` for :func:`resolve_target` (``profile``; None: this
+    machine's GPU, else a T4): the loaded kernel's own attributes on this GPU, else ptxas'
+    count for the target's architecture. Where no count can be had (no NVRTC and no GPU), the
+    line says so in words instead of failing; a kernel that does not compile raises
+    :class:`course.gemm.cudac.source.CudaCompileError` with NVRTC's log.
+    """
+    target = resolve_target(profile)
+    counts = cuda_counts(source, tile, target.cc, target.own)
+    label = "naive kernel" if tile is None else f"TILE {tile:2d}"
+    if counts is None:
+        return (f"{label}: no register or shared-memory count on this machine (it has no GPU "
+                f"and no NVRTC to compile for {target.label}): {nvrtc.INSTALL_HINT}")
+    threads = "16×16" if tile is None else f"{tile * tile}"
+    return (f"{label}: {counts.registers:3d} registers per thread, {counts.shared_bytes:5d} "
+            f"bytes of shared memory per block ({threads} threads) — {counts.source}")
 
 
 _CUDA_ENTRY = re.compile(r"__global__\s+void\s+(gemm_naive|gemm_tiled)\s*\(")

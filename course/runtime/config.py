@@ -54,8 +54,10 @@ def colab_install_command(url: str | None = None, ref: str | None = None) -> str
     return f'%pip install -q "{pip_requirement(url, ref)}"'
 
 
-def colab_url(notebook: str, url: str | None = None, ref: str | None = None) -> str:
-    """The Open-in-Colab address of ``notebook`` (a file name in :data:`RELEASE_DIR`).
+def colab_url(notebook: str, url: str | None = None, ref: str | None = None,
+              folder: str = RELEASE_DIR) -> str:
+    """The Open-in-Colab address of ``notebook`` (a file name in ``folder``: by default
+    :data:`RELEASE_DIR`, the English release; ``release-ko/week4`` for the Korean one).
 
     Colab opens notebooks straight from public GitHub repositories only, so the repository
     URL must be ``https://github.com/<owner>/<repo>``; anything else raises ``ValueError``
@@ -68,4 +70,4 @@ def colab_url(notebook: str, url: str | None = None, ref: str | None = None) -> 
                          f"to be https://github.com/<owner>/<repo>, got {url or COURSE_REPO_URL!r}")
     owner, repo = parts
     return (f"https://colab.research.google.com/github/{owner}/{repo}/blob/{ref or COURSE_REF}/"
-            f"{RELEASE_DIR}/{notebook}")
+            f"{folder}/{notebook}")

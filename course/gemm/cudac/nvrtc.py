@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import io
 import os
 import re
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 #: the oldest architecture CUDA 13 compiles for (T4, Colab's free GPU); every course kernel
 #: is checked against it unless a caller asks for another.
@@ -136,6 +142,55 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
     return out
 
 
+#: ``.nv.info`` records are (format byte, attribute byte, 2-byte size, value); the register
+#: count is attribute 0x2f with an 8-byte value: (symbol index, registers).
+_EIATTR_REGCOUNT = 0x2F
+_EIFMT_SVAL = 0x04
+
+
+def cubin_resources(cubin: bytes) -> dict[str, KernelResources]:
+    """Registers and static shared memory per kernel, read from the cubin itself.
+
+    What ``cuobjdump --dump-resource-usage`` reads: the register count is a record of the
+    ``.nv.info`` section, the static shared memory the size of ``.nv.shared.<kernel>``. It does
+    not depend on ptxas printing its log, so it answers where a compile was served from NVRTC's
+    cache. Spill stores are not recorded in a cubin (``spill_bytes`` is 0). An unreadable cubin
+    gives an empty mapping.
+    """
+    try:
+        elf = ELFFile(io.BytesIO(cubin))
+        symtab = elf.get_section_by_name(".symtab")
+        info = elf.get_section_by_name(".nv.info")
+        if not isinstance(symtab, SymbolTableSection) or info is None:
+            return {}
+        names = {i: sym.name for i, sym in enumerate(symtab.iter_symbols())}
+        registers: dict[str, int] = {}
+        data, at = info.data(), 0
+        while at + 4 <= len(data):
+            fmt, attr = data[at], data[at + 1]
+            size = struct.unpack_from("<H", data, at + 2)[0] if fmt == _EIFMT_SVAL else 0
+            if fmt == _EIFMT_SVAL and attr == _EIATTR_REGCOUNT and size == 8:
+                index, count = struct.unpack_from("<II", data, at + 4)
+                registers[names.get(index, "")] = count
+            at += 4 + size
+        shared = {sec.name.removeprefix(".nv.shared."): sec["sh_size"]
+                  for sec in elf.iter_sections() if sec.name.startswith(".nv.shared.")}
+    except (ELFError, struct.error, ValueError):
+        return {}
+    return {name: KernelResources(count, int(shared.get(name, 0)))
+            for name, count in registers.items() if name}
+
+
+def no_cache_option(version: tuple[int, int]) -> list[str]:
+    """``--no-cache`` where NVRTC has a cache (12.9 and newer), else nothing.
+
+    A compile served from NVRTC's cache skips ptxas, so its log has no resource lines even with
+    ``-Xptxas=-v`` (seen on the H200 with NVRTC 13.0: tile 16 came back with an empty log).
+    Older NVRTC rejects the option, hence the version test.
+    """
+    return ["--no-cache"] if version >= (12, 9) else []
+
+
 def _check(lib: ctypes.CDLL, code: int, what: str) -> None:
     if code:
         lib.nvrtcGetErrorString.restype = ctypes.c_char_p
@@ -148,7 +203,9 @@ def compile_source(source: str, filename: str = "kernel.cu", *,
     """Compile CUDA C for ``arch`` (e.g. ``sm_75``) to PTX and cubin; never raises on bad code.
 
     A failed compile returns ``ok=False`` with NVRTC's log. ``verbose_ptxas`` asks ptxas for
-    its resource lines (parsed into :attr:`Compiled.resources`).
+    its resource lines, bypassing NVRTC's cache so that ptxas runs every time; the counts in
+    :attr:`Compiled.resources` come from those lines, and, for any kernel they miss, from the
+    cubin (:func:`cubin_resources`).
     """
     lib = library()
     prog = ctypes.c_void_p()
@@ -157,7 +214,7 @@ def compile_source(source: str, filename: str = "kernel.cu", *,
     try:
         opts = [f"--gpu-architecture={arch}", *options]
         if verbose_ptxas:
-            opts.append("-Xptxas=-v")
+            opts += ["-Xptxas=-v", *no_cache_option(version())]
         argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
         status = lib.nvrtcCompileProgram(prog, len(opts), argv)
         size = ctypes.c_size_t()
@@ -173,7 +230,7 @@ def compile_source(source: str, filename: str = "kernel.cu", *,
         lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
         cubin = ctypes.create_string_buffer(size.value)
         _check(lib, lib.nvrtcGetCUBIN(prog, cubin), "cubin")
-        return Compiled(True, log, ptx.value.decode(errors="replace"), cubin.raw,
-                        parse_ptxas(log))
+        resources = {**cubin_resources(cubin.raw), **parse_ptxas(log)}
+        return Compiled(True, log, ptx.value.decode(errors="replace"), cubin.raw, resources)
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
