@@ -77,7 +77,7 @@ test-class: install
 ## pipeline (`make test` runs 60), and EDITS_END_TO_END edited copies of notebook 01 graded by
 ## `nbgrader autograde` itself. tests/test_edits.py says what each part shows.
 EDITS ?= 1200
-EDITS_END_TO_END ?= 6
+EDITS_END_TO_END ?= 12
 test-edits: install
 	COURSE_EDITS_EXAMPLES=$(EDITS) COURSE_EDITS_END_TO_END=$(EDITS_END_TO_END) \
 		$(BIN)/python -m pytest tests/test_edits.py -s -rs --durations=5

@@ -190,3 +190,5 @@ def test_edited_notebooks_grade_as_the_untouched_one_end_to_end(tmp_path: Path) 
         edits = made[int(student.removeprefix("edited"))]
         assert row["scores"]["01_arithmetic_intensity"][0] == 11, (edits, row["notes"])
         assert not any("GRADING FAILED" in x for x in row["notes"]), (edits, row["notes"])
+        page = course / "feedback" / student / "week4" / "01_arithmetic_intensity.html"
+        assert page.exists(), (edits, "no feedback")
