@@ -11,9 +11,10 @@ metadata of every occurrence but the last, and ``CheckCellMetadata`` rejects the
 
 1. **Copies.** For a ``grade_id`` that appears more than once, one occurrence is graded:
 
-   * an **answer** cell: the last copy that stands above the answer's first test (the
-     release's next test cell), among the copies the student wrote in (a copy still holding the
-     release's stub never displaces written work); with no test below any copy, the last copy.
+   * an **answer** cell: the last copy that stands above the answer's first test (the first
+     test below it in the release that uses a name it defines), among the copies the student
+     wrote in (a copy still holding the release's stub never displaces written work); with no
+     test below any copy, the last copy.
      That is the copy Run All leaves in effect when the student's own test runs — what the
      visible test printed is what the grader records — and, since *Duplicate* puts the copy
      below the original, the copy the student worked on last. nbgrader's ``DeduplicateIds``
@@ -25,11 +26,19 @@ metadata of every occurrence but the last, and ``CheckCellMetadata`` rejects the
      nbformat 4.4 has no ids — the first (the copy goes below the original). The other copies
      are dropped: a test runs once, where the release put it.
 
-   A cell whose ``grade_id`` the release does not know (pasted from another notebook) is kept
-   as the student's own cell. Own cells are set aside while the cells are recognised against
-   the release (:func:`autograder.restore.restore`), so that a copy is never taken for a cell
-   the student deleted, and put back after the cell they followed.
-2. **Order.** An answer cell that stands below a test that uses it (a name it defines appears
+   A cell whose ``grade_id`` the release does not know, or one of another type or checksum
+   than the release's cell beside a true copy (pasted from another notebook, where the same
+   grade_id names another cell), is kept as the student's own cell. Own cells are set aside
+   while the cells are recognised against the release (:func:`autograder.restore.restore`),
+   so that a copy is never taken for a cell the student deleted, and put back after the cell
+   they followed.
+2. **Type and figures.** A cell turned code <-> markdown gets the release's type back, and a
+   read-only cell the release's figures (cell attachments): nbgrader's ``OverwriteCells``
+   changes the type itself but then fails validation (a markdown attachment on a code cell, a
+   4.4 cell without an id), and puts a read-only cell's text back without its figures, on
+   which the feedback fails. (Read-only code cells the student deleted are put back by
+   :func:`autograder.restore.restore`: tests may need their imports.)
+3. **Order.** An answer cell that stands below a test that uses it (a name it defines appears
    in the test) gets a note naming both: the grader runs top to bottom, as Run All does, so
    the test fails in the student's own run too, and the lost points need a reason.
 

@@ -115,8 +115,9 @@ def test_what_the_property_found_stays_fixed(course, untouched, student) -> None
 
 
 def test_nbgrader_alone_fails_a_copied_cell(course) -> None:
-    """Why NormaliseCells exists: nbgrader's own DeduplicateIds, then CheckCellMetadata, fails
-    the notebook over one copied answer (what the issue saw). If nbgrader fixes this, the
+    """Why NormaliseCells exists: nbgrader's own DeduplicateIds keeps the last copy and empties
+    the other's metadata, and CheckCellMetadata then fails the notebook over it (what the
+    issue saw). If nbgrader fixes this, the
     reason for the step is gone: this test then says so."""
     from nbgrader.nbgraderformat import SchemaTooOldError
     from nbgrader.preprocessors import CheckCellMetadata, DeduplicateIds
@@ -125,6 +126,9 @@ def test_nbgrader_alone_fails_a_copied_cell(course) -> None:
                                 samples.sample_students()["uma_duplicates_an_answer"])
     node = se.nbformat.reads(json.dumps(nb), as_version=4)
     node, _ = DeduplicateIds().preprocess(node, {})
+    kept = [c.metadata.nbgrader.get("grade_id") for c in node.cells
+            if c.source.startswith("def ai_matmul(")]
+    assert kept == [None, "ai_matmul"]  # nbgrader keeps the last copy, and empties the other
     with pytest.raises(SchemaTooOldError, match="Outdated schema version: 0"):
         CheckCellMetadata().preprocess(node, {})
 
