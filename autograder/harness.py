@@ -332,7 +332,11 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
             engine.grade(root, students, bar.done)
         except engines.GradingError as exc:
             error = str(exc)
-    nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root)
+    # One student's feedback that nbconvert cannot write (nbgrader drops it and fails the
+    # command at the end) must not cost the class its grades.csv and table.
+    if not nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root, check=False):
+        why = "feedback could not be written for some students (see .nbgrader.log)"
+        error = f"{error}; {why}" if error else why
     nbgrader("export", root=root)
     return error
 

@@ -196,3 +196,30 @@ def test_edited_notebooks_grade_as_the_untouched_one_end_to_end(tmp_path: Path) 
         assert not any("GRADING FAILED" in x for x in row["notes"]), (edits, row["notes"])
         page = course / "feedback" / student / "week4" / "01_arithmetic_intensity.html"
         assert page.exists(), (edits, "no feedback")
+
+
+def test_a_student_whose_feedback_fails_does_not_cost_the_class_its_export(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end-to-end run found `nbgrader generate_feedback` failing for one student (a figure
+    lost); the harness then stopped before `nbgrader export`: no grades.csv for anyone. Now the
+    export runs, and the failure is reported."""
+    from types import SimpleNamespace
+
+    from autograder import harness
+
+    (tmp_path / "submitted" / "ada").mkdir(parents=True)
+    calls: list[str] = []
+
+    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+        calls.append(args[0])
+        if args[0] == "generate_feedback":
+            if check:
+                raise SystemExit("nbgrader generate_feedback failed")
+            return False
+        return True
+
+    monkeypatch.setattr(harness, "nbgrader", fake_nbgrader)
+    engine = SimpleNamespace(name="none", workers=1, grade=lambda root, students, done: None)
+    error = harness.autograde_all(tmp_path, engine)  # type: ignore[arg-type]
+    assert calls == ["generate_feedback", "export"]
+    assert error and "feedback could not be written" in error
