@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release grade table test test-class test-edits test-fast lint figures gpu-check clean
+.PHONY: install system-deps colab-venv demo demo-full release grade table test test-class test-edits test-fast lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -46,6 +46,19 @@ demo: install
 demo-full: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
 		$(BIN)/python -m autograder.harness demo --class full
+
+## The message catalog of the Korean edition (course/runtime/i18n.py): extract every _() / N_()
+## message of course/ and autograder/ (Babel, [tool.babel] in pyproject.toml), merge it into
+## course/locale/ko/LC_MESSAGES/course.po (translate the new entries there), compile course.mo.
+## tests/test_i18n.py fails while an extracted message has no translation or the .mo is stale.
+CATALOG := course/locale
+catalog: install
+	$(BIN)/pybabel extract -F pyproject.toml -k N_ -k in_language:2 --no-wrap --sort-by-file \
+	  --project gpu-course-week4 --version 0.1.0 --copyright-holder "the course's authors" \
+	  -o $(CATALOG)/course.pot .
+	$(BIN)/pybabel update -D course -i $(CATALOG)/course.pot -d $(CATALOG) --no-wrap \
+	  --ignore-obsolete --no-fuzzy-matching
+	$(BIN)/pybabel compile -D course -d $(CATALOG) --statistics
 
 release: install
 	$(BIN)/python -m autograder.harness release
@@ -100,6 +113,7 @@ lint: install
 ## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install
 	$(BIN)/python scripts/make_figures.py --out assets
+	$(BIN)/python scripts/make_figures.py --lang ko --out assets/ko
 	$(BIN)/python -m autograder.release
 
 clean:

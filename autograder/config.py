@@ -5,7 +5,9 @@ What it changes from nbgrader's defaults, and why:
 * autograde runs the notebook in a *sandboxed* kernel (:mod:`autograder.sandbox`), so student
   code cannot read the solutions, the gradebook or other submissions;
 * a dead kernel no longer drops the student from the class (:mod:`autograder.execute`);
-* every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`);
+* every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`),
+  before the notebook runs, so that the kernel replays the expensive checks' outcomes instead
+  of simulating them a second time (:mod:`course.trust.replay`);
 * cells are recognised against the release and deleted graded cells put back, also when a
   notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``),
   both from the release of the notebook's language (:mod:`autograder.languages`); copied
@@ -117,7 +119,7 @@ def configure(c: Any, root: Path) -> None:
     from autograder.execute import SurvivingExecute
     from autograder.languages import LocalizedOverwriteCells
     from autograder.normalise import NormaliseCells
-    from autograder.trusted import RequireTrustedVerdicts, TrustedRecheck
+    from autograder.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
 
     root = root.resolve()
     c.CourseDirectory.course_id = COURSE_ID
@@ -149,12 +151,17 @@ def configure(c: Any, root: Path) -> None:
         ClearOutput, NormaliseCells, OverwriteKernelspec, LocalizedOverwriteCells,
         CheckCellMetadata,
     ]
-    c.TrustedRecheck.timeout = timeout
-    c.TrustedRecheck.course_root = str(root)
     kernels = install_sandboxed_kernelspec(root)
-    c.TrustedRecheck.reference_file = reference_bundle_file(root, kernels)
+    reference = reference_bundle_file(root, kernels)
+    for trusted in (c.TrustedPrecheck, c.TrustedRecheck):
+        trusted.timeout = timeout
+        trusted.course_root = str(root)
+        trusted.reference_file = reference
+    # The trusted re-check runs first; the student's kernel then replays its checks' recorded
+    # outcomes instead of simulating them again (course/trust/replay.py), and TrustedRecheck
+    # scores every test cell from the re-check's verdicts and compares what the kernel showed.
     c.Autograde.autograde_preprocessors = [
-        SurvivingExecute, TrustedRecheck, RequireTrustedVerdicts, IgnorePattern,
+        TrustedPrecheck, SurvivingExecute, TrustedRecheck, RequireTrustedVerdicts, IgnorePattern,
         ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
         CheckCellMetadata,
     ]

@@ -20,6 +20,10 @@
 * **A time budget per notebook**: after one cell times out, the rest of the notebook shares
   ``COURSE_AFTER_TIMEOUT`` seconds; cells past it are not run. A cell that does not stop when
   interrupted stops the kernel.
+* **Checks are not simulated twice**: when the trusted re-check ran first
+  (:class:`autograder.trusted.TrustedPrecheck`), its checks' recorded outcomes are handed to
+  the kernel as a read-only file (``COURSE_CHECK_REPLAY``), and the same check called on the
+  same source there replays them (:mod:`course.trust.replay`).
 
 Everything worth a line in the grade table is returned in ``resources[NOTES_KEY]``.
 """
@@ -42,7 +46,11 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
 from autograder import limits as limits_mod
-from autograder.sandbox import BOX_FILE
+from autograder.sandbox import BOX_FILE, REPLAY_ENV
+from course.runtime import i18n
+
+#: set by autograder.trusted.TrustedPrecheck (the value: what it found, with ``"replay"``).
+PRECHECK_KEY = "course_trusted_precheck"
 
 DEAD_KERNEL_KEY = "course_dead_kernel"
 NOTES_KEY = "course_sandbox_notes"
@@ -61,6 +69,8 @@ class SurvivingExecute(Execute):
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
         self._limits = limits_mod.Limits.from_env()
+        # The notebook's language: the kernel speaks it (COURSE_LANG) and so do the notes.
+        self._language = i18n.language_for(nb)
         self._dead_at: str | None = None
         self._stop_reason: str | None = None
         self._notes: list[str] = []
@@ -76,29 +86,56 @@ class SurvivingExecute(Execute):
         done = threading.Event()
         watchdog = threading.Thread(target=self._watch, args=(done,), daemon=True)
         watchdog.start()
+        replay = (resources or {}).get(PRECHECK_KEY, {}).get("replay")
+        replay_file = self._kernel_dir / "check-replay.jsonl"
+        if replay:  # read by the kernel's launcher (autograder.sandbox), mounted read-only
+            replay_file.write_text(replay)
+            os.environ[REPLAY_ENV] = str(replay_file)
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
+            os.environ.pop(REPLAY_ENV, None)
+            replay_file.unlink(missing_ok=True)
             done.set()
             watchdog.join()
             late = self._stop_reason or self._box.breach()
             self._box.remove()
         if late and not self._dead_at:  # broken in the last cell, or between two polls
-            self._notes.append(f"the sandbox was stopped after its last cell ran: {late}")
+            self._notes.append(self._("the sandbox was stopped after its last cell ran: "
+                                      "{reason}").format(reason=late))
             shutil.rmtree(self._kernel_dir, ignore_errors=True)
         if self._dead_at:
             resources[DEAD_KERNEL_KEY] = self._dead_at
         if self._skipped:
-            self._notes.append(f"{len(self._skipped)} later cell(s) not run: the notebook's "
-                               f"time after a timeout ({self._limits.after_timeout:g} s) "
-                               "was spent")
+            self._notes.append(self._("{count} later cell(s) not run: the notebook's time "
+                                      "after a timeout ({seconds} s) was spent").format(
+                count=len(self._skipped), seconds=f"{self._limits.after_timeout:g}"))
         if self._output_cut:
-            self._notes.append(f"output beyond {limits_mod.human(self._limits.output)} "
-                               "was dropped")
+            self._notes.append(self._("output beyond {limit} was dropped").format(
+                limit=limits_mod.human(self._limits.output)))
         resources.setdefault(NOTES_KEY, []).extend(self._notes)
         return nb, resources
 
+    def _(self, message: str) -> str:
+        """``message`` in the notebook's language (course.runtime.i18n's catalog)."""
+        return i18n.in_language(self._language, message)
+
     # -- the kernel: ipc transport, in a folder of its own ----------------------------------
+
+    def _kernel_env(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The kernel's start options, with ``COURSE_LANG`` set to the notebook's language."""
+        return {**kwargs, "env": {**(kwargs.get("env") or os.environ),
+                                  i18n.ENV: self._language}}
+
+    # nbclient's synchronous start_new_kernel (what nbconvert's setup_kernel calls) wraps the
+    # base class's coroutine, not an override of it: both are overridden.
+    def start_new_kernel(self, **kwargs: Any) -> None:
+        """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
+        super().start_new_kernel(**self._kernel_env(kwargs))
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
+        await super().async_start_new_kernel(**self._kernel_env(kwargs))
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -145,8 +182,9 @@ class SurvivingExecute(Execute):
                     self._output_cut = True
                     cell.outputs.append(NotebookNode(
                         output_type="stream", name="stderr",
-                        text=f"[output cut: this notebook printed more than "
-                             f"{limits_mod.human(self._limits.output)}]\n"))
+                        text=self._("[output cut: this notebook printed more than {limit}]"
+                                    ).format(limit=limits_mod.human(self._limits.output))
+                        + "\n"))
                     return None
                 else:
                     return None
@@ -162,33 +200,36 @@ class SurvivingExecute(Execute):
         if (cell.cell_type == "code" and self._budget_end is not None
                 and time.monotonic() >= self._budget_end):
             self._skipped.append(grade_id)
-            cell.outputs = [_error("NotRun", "not run: an earlier cell timed out and the "
-                                   "notebook's remaining time was spent")]
+            cell.outputs = [_error("NotRun", self._("not run: an earlier cell timed out and "
+                                                    "the notebook's remaining time was spent"))]
             return cell, self.resources
         try:
             cell, res = super().preprocess_cell(cell, resources, index)
         except DeadKernelError as exc:
             reason = self._stop_reason or self._box.breach()
             if reason:
-                self._dead_at = f"the kernel was stopped while running {grade_id}: {reason}"
+                self._dead_at = self._("the kernel was stopped while running {cell}: "
+                                       "{reason}").format(cell=grade_id, reason=reason)
             else:
-                self._dead_at = f"the kernel died while running {grade_id} ({exc})"
-            cell.outputs.append(_error("KernelDied", f"{self._dead_at}; later cells were "
-                                       "not run"))
+                self._dead_at = self._("the kernel died while running {cell} ({error})"
+                                       ).format(cell=grade_id, error=exc)
+            cell.outputs.append(_error("KernelDied", self._(
+                "{what}; later cells were not run").format(what=self._dead_at)))
             return cell, self.resources
         except CellTimeoutError:
             # The cell timed out and ignored the interrupt: the kernel is stuck in it.
             self._kill_kernel()
-            self._dead_at = (f"the kernel was stopped: {grade_id} timed out and did not stop "
-                             "when interrupted")
-            cell.outputs.append(_error("KernelDied", f"{self._dead_at}; later cells were "
-                                       "not run"))
+            self._dead_at = self._("the kernel was stopped: {cell} timed out and did not stop "
+                                   "when interrupted").format(cell=grade_id)
+            cell.outputs.append(_error("KernelDied", self._(
+                "{what}; later cells were not run").format(what=self._dead_at)))
             return cell, self.resources
         timeout_name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
         if self._budget_end is None and any(
                 o.get("output_type") == "error" and o.get("ename") == timeout_name
                 for o in cell.get("outputs", [])):
             self._budget_end = time.monotonic() + self._limits.after_timeout
-            self._notes.append(f"{grade_id} timed out after {self.timeout} s; the rest of "
-                               f"the notebook had {self._limits.after_timeout:g} s")
+            self._notes.append(self._("{cell} timed out after {seconds} s; the rest of the "
+                                      "notebook had {after} s").format(
+                cell=grade_id, seconds=self.timeout, after=f"{self._limits.after_timeout:g}"))
         return cell, res

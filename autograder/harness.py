@@ -156,15 +156,21 @@ def _read_summary(root: Path, student: str, notebook: str) -> dict:
 
 
 def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
-    """Turn what the trusted re-check recorded into the row's notes and reasons."""
+    """Turn what the trusted re-check recorded into the row's notes and reasons (the notes in
+    the notebook's language)."""
+    from course.runtime.i18n import DEFAULT, in_language
+
+    language = summary.get("language") or DEFAULT
     restored = summary.get("restored") or {}
     if restored.get("metadata_restored"):
-        row.notes.append(f"{notebook}: nbgrader metadata restored from the release for "
-                         f"{len(restored['metadata_restored'])} cell(s)")
+        row.notes.append(in_language(language, "{notebook}: nbgrader metadata restored from the "
+                                               "release for {count} cell(s)").format(
+            notebook=notebook, count=len(restored["metadata_restored"])))
     if restored.get("cells_added"):
-        row.notes.append(f"{notebook}: test cell(s) added back: "
-                         + ", ".join(restored["cells_added"]))
-    row.notes += normalise.table_notes(notebook, restored)  # copies; answers below their tests
+        row.notes.append(in_language(language, "{notebook}: test cell(s) added back: {cells}"
+                                     ).format(notebook=notebook,
+                                              cells=", ".join(restored["cells_added"])))
+    row.notes += normalise.table_notes(notebook, restored, language)  # copies, order
     for gid, cell in summary.get("cells", {}).items():
         key = f"{notebook}:{gid}"
         if cell.get("status") == "fail":

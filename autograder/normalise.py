@@ -56,11 +56,10 @@ import re
 from typing import Any
 
 from autograder.restore import RestoreCells, normalised, restore
+from course.runtime.i18n import DEFAULT, in_language
 
 Cell = dict[str, Any]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: the heading of the markdown cell that tells the student what the grader did with copies
-NOTE_HEADING = "**Grader's note on this notebook's cells**"
 
 
 def _meta(cell: Cell) -> dict[str, Any]:
@@ -253,36 +252,45 @@ def order_problems(nb: dict[str, Any], release: dict[str, Any]) -> list[dict[str
     return problems
 
 
-def sentences(restored: dict[str, Any]) -> list[str]:
-    """What :class:`NormaliseCells` did, one sentence each (grade table, feedback)."""
+def sentences(restored: dict[str, Any], language: str = DEFAULT) -> list[str]:
+    """What :class:`NormaliseCells` did, one sentence each (grade table, feedback), in the
+    notebook's language."""
     out = []
     if restored.get("read_only_added"):
-        out.append("read-only cell(s) you deleted were put back: "
-                   + ", ".join(f"`{g}`" for g in restored["read_only_added"]))
+        out.append(in_language(language, "read-only cell(s) you deleted were put back: {cells}")
+                   .format(cells=", ".join(f"`{g}`" for g in restored["read_only_added"])))
     for rec in restored.get("copies", []):
         gid, kind = rec["grade_id"], rec["kind"]
-        if kind == "answer":
-            where = (f"the last copy above its test `{rec['test']}`" if rec.get("test")
-                     else "the last copy you wrote in")
-            out.append(f"a copy of `{gid}` was kept as your own cell: it runs but is not "
-                       f"graded (the one graded is {where})")
+        if kind == "answer" and rec.get("test"):
+            out.append(in_language(
+                language, "a copy of `{cell}` was kept as your own cell: it runs but is not "
+                "graded (the one graded is the last copy above its test `{test}`)"
+            ).format(cell=gid, test=rec["test"]))
+        elif kind == "answer":
+            out.append(in_language(
+                language, "a copy of `{cell}` was kept as your own cell: it runs but is not "
+                "graded (the one graded is the last copy you wrote in)").format(cell=gid))
         elif kind == "test":
-            out.append(f"a copy of the test `{gid}` was dropped: a test runs once, where the "
-                       "release put it")
+            out.append(in_language(
+                language, "a copy of the test `{cell}` was dropped: a test runs once, where "
+                "the release put it").format(cell=gid))
         elif kind == "read-only":
-            out.append(f"a copy of the read-only cell `{gid}` was dropped")
+            out.append(in_language(language, "a copy of the read-only cell `{cell}` was dropped"
+                                   ).format(cell=gid))
         else:
-            out.append(f"a cell marked `{gid}` that is not this notebook's (pasted from "
-                       "another notebook?) was kept as your own cell, not graded")
+            out.append(in_language(
+                language, "a cell marked `{cell}` that is not this notebook's (pasted from "
+                "another notebook?) was kept as your own cell, not graded").format(cell=gid))
     for rec in restored.get("order", []):
-        out.append(f"`{rec['answer']}` stands after its test `{rec['test']}`; the grader runs "
-                   "top to bottom, as Run All does")
+        out.append(in_language(
+            language, "`{answer}` stands after its test `{test}`; the grader runs top to "
+            "bottom, as Run All does").format(answer=rec["answer"], test=rec["test"]))
     return out
 
 
-def table_notes(notebook: str, restored: dict[str, Any]) -> list[str]:
+def table_notes(notebook: str, restored: dict[str, Any], language: str = DEFAULT) -> list[str]:
     """The grade table's notes for one notebook."""
-    return [f"{notebook}: {s}" for s in sentences(restored)]
+    return [f"{notebook}: {s}" for s in sentences(restored, language)]
 
 
 def retype(cell: Cell, cell_type: str) -> None:
@@ -297,9 +305,10 @@ def retype(cell: Cell, cell_type: str) -> None:
         cell.pop("execution_count", None)
 
 
-def _note_cell(lines: list[str]) -> Cell:
+def _note_cell(lines: list[str], language: str) -> Cell:
+    heading = in_language(language, "**Grader's note on this notebook's cells**")
     return {"cell_type": "markdown", "metadata": {},
-            "source": NOTE_HEADING + "\n\n" + "\n".join(f"* {s}" for s in lines)}
+            "source": heading + "\n\n" + "\n".join(f"* {s}" for s in lines)}
 
 
 class NormaliseCells(RestoreCells):
@@ -325,9 +334,10 @@ class NormaliseCells(RestoreCells):
                 cell["attachments"] = copy.deepcopy(rel[gid]["attachments"])
         done["copies"] = copies
         done["order"] = order_problems(raw, release)
-        lines = sentences(done)
+        language = (release.get("metadata", {}).get("course") or {}).get("language", DEFAULT)
+        lines = sentences(done, language)
         if lines:
-            note = _note_cell(lines)
+            note = _note_cell(lines, language)
             if (raw.get("nbformat", 4), raw.get("nbformat_minor", 0)) >= (4, 5):
                 used = {c.get("id") for c in raw["cells"]}
                 note["id"] = next(f"grader-note-{n}" for n in range(len(used) + 1)

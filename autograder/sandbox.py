@@ -51,6 +51,9 @@ ROOT_ENV = "COURSE_GRADING_ROOT"
 HIDE_ENV = "COURSE_SANDBOX_HIDE"
 #: file (beside a kernel's connection file) with the cgroups and rlimits of its sandbox.
 BOX_FILE = "box.json"
+#: the file of the trusted re-check's recorded outcomes the kernel may replay (read-only);
+#: the same name as ``course.trust.replay.REPLAY_ENV`` (not imported: the launcher stays light).
+REPLAY_ENV = "COURSE_CHECK_REPLAY"
 
 #: Environment variables student code may see (besides the prefixes below).
 ENV_ALLOWED = frozenset({
@@ -58,8 +61,9 @@ ENV_ALLOWED = frozenset({
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS", "MPLBACKEND", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONUTF8", "PYDEVD_DISABLE_FILE_VALIDATION",
-    "COURSE_REFERENCE_NAIVE", "COURSE_NO_SIMULATOR", "COURSE_TRUSTED_RUN",
+    "COURSE_REFERENCE_NAIVE", "COURSE_NO_SIMULATOR", "COURSE_TRUSTED_RUN", REPLAY_ENV,
     "COURSE_VERDICT_AUDIT",
+    "COURSE_LANG",  # the language the checks speak (course.runtime.i18n), set per notebook
     # the GPU lock between graders (course.gpulock): where it is, the queue's heartbeat
     "COURSE_GPU_LOCK", "COURSE_GPU_LOCK_HEARTBEAT", "COURSE_GPU_LOCK_MAX_WAIT",
 })
@@ -357,9 +361,12 @@ def _kernel_main(argv: list[str]) -> int:
     box_path = conn.parent / BOX_FILE
     box = json.loads(box_path.read_text()) if box_path.exists() else {}
     root = Path(os.environ.get(ROOT_ENV) or os.getcwd())
+    # The trusted re-check's recorded outcomes, for the kernel's checks to replay (read-only).
+    replay = os.environ.get(REPLAY_ENV)
+    replay_ro = (Path(replay).resolve(),) if replay and Path(replay).is_file() else ()
     command = wrap([sys.executable, "-m", "ipykernel_launcher", "-f", str(conn),
                     "--HistoryManager.hist_file=:memory:"],
-                   course_root=root, workdir=Path.cwd(), extra_ro=(conn,),
+                   course_root=root, workdir=Path.cwd(), extra_ro=(conn, *replay_ro),
                    extra_rw=(sockets,), gpu=False)
     command.box = box
     _exec(command)

@@ -29,6 +29,7 @@ committed and graded into one gradebook, since everything graded is identical.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import re
 import sys
@@ -296,6 +297,17 @@ def translate_notebook(nb: dict[str, Any], catalog: Catalog, language: str
     return nb, missing
 
 
+def localize_figures(nb: dict[str, Any], assets: Path) -> None:
+    """Swap each figure attached to a markdown cell for its copy drawn in the release's
+    language (``assets/<language>/NAME.png``, ``scripts/make_figures.py --lang``), where one
+    exists; a figure without a copy keeps the English drawing."""
+    for cell in nb["cells"]:
+        for name, data in cell.get("attachments", {}).items():
+            drawn = assets / name
+            if "image/png" in data and drawn.is_file():
+                data["image/png"] = base64.b64encode(drawn.read_bytes()).decode("ascii")
+
+
 def write_release(root: Path, language: str) -> list[str]:
     """Write ``release-<language>/week4`` from ``release/week4``; return the notebooks written.
 
@@ -311,6 +323,7 @@ def write_release(root: Path, language: str) -> list[str]:
         catalog = read_catalog(catalog_path(root, language, path.stem))
         nb, lost = translate_notebook(json.loads(path.read_text(encoding="utf-8")), catalog,
                                       language)
+        localize_figures(nb, root / "assets" / language)
         built[path.name] = nb
         missing += [f"{path.stem}: {m}" for m in lost]
     if missing:

@@ -42,12 +42,15 @@ from traitlets import Integer, Unicode
 from autograder import gpulock as gpulock_setup
 from autograder import limits as limits_mod
 from autograder import sandbox
-from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY
+from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY, PRECHECK_KEY
 from autograder.restore import RESTORED_KEY
-from autograder.trusted_child import NOT_MEASURED, READY_FILE
+from autograder.trusted_child import NOT_MEASURED, READY_FILE, REPLAY_FILE
+from course.runtime import i18n
 
 #: Seconds a check process may take to start (imports), on top of any check's timeout.
 STARTUP_S = 300.0
+#: a re-check's recorded outcomes larger than this are not replayed (the kernel recomputes).
+MAX_REPLAY_BYTES = 32 << 20
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -76,15 +79,20 @@ def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, 
 
 def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
              extra_env: dict[str, str] | None = None, extra_ro: tuple[Path, ...] = (),
-             limits: limits_mod.Limits | None = None, notes: list[str] | None = None
-             ) -> list[dict[str, Any]]:
+             limits: limits_mod.Limits | None = None, notes: list[str] | None = None,
+             language: str = i18n.DEFAULT,
+             replay: list[str] | None = None) -> list[dict[str, Any]]:
     """Run jobs in sandboxed children, within the notebook's limits; never lose a verdict.
 
     A job that exceeds ``timeout_s`` fails and the rest go on, sharing ``after_timeout``
     seconds from then on; jobs past that budget fail as "not run". A child that breaks a
     memory or process limit is stopped, and its job fails saying so. ``notes`` collects what
-    the grade table should say.
+    the grade table should say, and the failures say why, in ``language`` (the notebook's);
+    ``replay``, the checks' recorded outcomes (JSON lines, see :mod:`course.trust.replay`).
     """
+    def _(message: str) -> str:
+        return i18n.in_language(language, message)
+
     import autograder
     from course.runtime import gpulock
 
@@ -102,11 +110,12 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
     while len(results) < len(jobs):
         todo = jobs[len(results):]
         if budget is not None and budget <= 0:
-            notes.append(f"{len(todo)} check(s) not run: the notebook's time after a timeout "
-                         f"({limits.after_timeout:g} s) was spent")
+            notes.append(_("{count} check(s) not run: the notebook's time after a timeout "
+                           "({seconds} s) was spent").format(
+                count=len(todo), seconds=f"{limits.after_timeout:g}"))
             results += [{"grade_id": j["grade_id"], "status": "fail", "ename": "NotRun",
-                         "evalue": "not run: an earlier check timed out and the notebook's "
-                                   "remaining time was spent", "stdout": ""} for j in todo]
+                         "evalue": _("not run: an earlier check timed out and the notebook's "
+                                     "remaining time was spent"), "stdout": ""} for j in todo]
             break
         with tempfile.TemporaryDirectory(prefix="trusted-") as tmp:
             jobs_path, results_path = Path(tmp, "jobs.json"), Path(tmp, "results.jsonl")
@@ -129,6 +138,10 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                                                        timeout_s, budget, beat)
                     if budget is not None:
                         budget -= used
+                recorded = Path(tmp, REPLAY_FILE)
+                if replay is not None and recorded.exists() \
+                        and recorded.stat().st_size <= MAX_REPLAY_BYTES:
+                    replay += recorded.read_text().splitlines()
             finally:
                 box.remove()
             got = [json.loads(line) for line in lines]
@@ -138,24 +151,29 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                 if stopped == "timeout":
                     if budget is None:
                         budget = limits.after_timeout
-                        notes.append(f"check {stuck['grade_id']} timed out after "
-                                     f"{timeout_s:.0f} s; the other checks of the notebook "
-                                     f"had {limits.after_timeout:g} s")
-                    ename, why = "Timeout", (
-                        f"the check did not finish within {timeout_s:.0f} s (or the "
-                        "notebook's remaining time): an endless loop, or a barrier that "
-                        "some threads never reach?")
+                        notes.append(_("check {cell} timed out after {seconds} s; the other "
+                                       "checks of the notebook had {after} s").format(
+                            cell=stuck["grade_id"], seconds=f"{timeout_s:.0f}",
+                            after=f"{limits.after_timeout:g}"))
+                    ename, why = "Timeout", _(
+                        "the check did not finish within {seconds} s (or the notebook's "
+                        "remaining time): an endless loop, or a barrier that some threads "
+                        "never reach?").format(seconds=f"{timeout_s:.0f}")
                 elif stopped == "startup":
-                    ename, why = "Timeout", (
-                        f"the check process did not start within {STARTUP_S:.0f} s (the "
-                        "grading machine is overloaded?); grade this notebook again")
+                    ename, why = "Timeout", _(
+                        "the check process did not start within {seconds} s (the grading "
+                        "machine is overloaded?); grade this notebook again").format(
+                            seconds=f"{STARTUP_S:.0f}")
                     notes.append(why)
                 elif stopped:
-                    ename, why = "LimitExceeded", f"the check was stopped: {stopped}"
-                    notes.append(f"check {stuck['grade_id']} was stopped: {stopped}")
+                    ename = "LimitExceeded"
+                    why = _("the check was stopped: {reason}").format(reason=stopped)
+                    notes.append(_("check {cell} was stopped: {reason}").format(
+                        cell=stuck["grade_id"], reason=stopped))
                 else:
                     ename = "ProcessDied"
-                    why = f"the check process died (exit code {proc.returncode})"
+                    why = _("the check process died (exit code {code})").format(
+                        code=proc.returncode)
                 results.append({"grade_id": stuck["grade_id"], "status": "fail",
                                 "ename": ename, "evalue": why, "stdout": "",
                                 "seconds": round(ran, 2)})
@@ -243,9 +261,7 @@ def notebook_verdict(cell: NotebookNode) -> dict[str, str]:
 TRUSTED_MARK = "course_trusted_recheck"
 
 
-class TrustedRecheck(NbGraderPreprocessor):
-    """Replace every test cell's outputs by a verdict computed outside the student's kernel."""
-
+class _TrustedBase(NbGraderPreprocessor):
     timeout = Integer(600, help="Seconds one test cell may take in the trusted re-run."
                       ).tag(config=True)
     course_root = Unicode("", help="The course directory to hide from student code."
@@ -253,29 +269,58 @@ class TrustedRecheck(NbGraderPreprocessor):
     reference_file = Unicode("", help="JSON with the course's reference naive kernel bundle."
                              ).tag(config=True)
 
-    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+    def run_checks(self, nb: NotebookNode) -> dict[str, Any]:
+        """Run every test cell of ``nb`` in the trusted process: results, notes, the checks'
+        recorded outcomes (for the kernel to replay) and where the test cells are."""
         jobs, where = [], []
         for index, cell in enumerate(nb.cells):
             if is_test_cell(cell):
                 jobs.append(make_job(nb.cells[:index], cell))
                 where.append(index)
         root = Path(self.course_root or os.getcwd())
-        extra_env: dict[str, str] = {}
+        language = i18n.language_for(nb)  # the checks speak the notebook's language
+        extra_env: dict[str, str] = {i18n.ENV: language}
         extra_ro: tuple[Path, ...] = ()
         if self.reference_file:
             extra_env["COURSE_REFERENCE_NAIVE"] = self.reference_file
             extra_ro = (Path(self.reference_file),)
-        notes = list(resources.get(NOTES_KEY, []))
+        notes: list[str] = []
+        replay: list[str] = []
         results = run_jobs(jobs, course_root=root, timeout_s=self.timeout,
-                           extra_env=extra_env, extra_ro=extra_ro,
-                           notes=notes) if jobs else []
+                           extra_env=extra_env, extra_ro=extra_ro, notes=notes,
+                           language=language, replay=replay) if jobs else []
+        return {"results": results, "notes": notes, "replay": "\n".join(replay),
+                "where": where}
+
+
+class TrustedPrecheck(_TrustedBase):
+    """Run the trusted re-check *before* the notebook, so that the student's kernel can replay
+    the expensive checks' recorded outcomes instead of simulating them again
+    (:mod:`course.trust.replay`; :class:`autograder.execute.SurvivingExecute` hands them over).
+    Its jobs depend only on the notebook's source, which nbgrader has already restored."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+        resources[PRECHECK_KEY] = self.run_checks(nb)
+        return nb, resources
+
+
+class TrustedRecheck(_TrustedBase):
+    """Replace every test cell's outputs by a verdict computed outside the student's kernel
+    (by :class:`TrustedPrecheck` before the notebook ran, else here)."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+        found = resources.pop(PRECHECK_KEY, None) or self.run_checks(nb)
+        results, where = found["results"], found["where"]
+        notes = list(resources.get(NOTES_KEY, [])) + found["notes"]
+        language = i18n.language_for(nb)
         shown = {nb.cells[i].metadata["nbgrader"]["grade_id"]: notebook_verdict(nb.cells[i])
                  for i in where}
         for index, result in zip(where, results, strict=True):
             nb.cells[index].outputs = outputs_for(result)
         folder = Path(resources.get("metadata", {}).get("path") or ".")
         name = resources.get("unique_key", "notebook")
-        summary = {"notebook": name, "dead_kernel": resources.get(DEAD_KERNEL_KEY),
+        summary = {"notebook": name, "language": language,
+                   "dead_kernel": resources.get(DEAD_KERNEL_KEY),
                    "notes": notes, "sandbox": sandbox.sandbox_status(),
                    "restored": nb.metadata.get(RESTORED_KEY, {}),
                    "cells": {r["grade_id"]: {**{k: r.get(k) for k in

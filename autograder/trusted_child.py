@@ -24,6 +24,9 @@ NOT_MEASURED = "NotMeasured"
 MAX_STDOUT = 4000
 #: written beside the results once the child's imports are done: the parent's clock starts.
 READY_FILE = "ready"
+#: beside the results: the checks' recorded outcomes, for the student's kernel to replay
+#: (:mod:`course.trust.replay`).
+REPLAY_FILE = "replay.jsonl"
 
 
 class _Tail(io.TextIOBase):
@@ -84,7 +87,9 @@ def main(jobs_path: str, results_path: str) -> int:
     import course.checks.speedup  # noqa: F401
     import course.trust.kernel_source  # noqa: F401  (the imports every job needs: NumPy, Numba)
     from course.runtime import backend, gpulock
+    from course.trust import replay
 
+    replay.record_to(Path(results_path).with_name(REPLAY_FILE))
     # Correctness checks share the GPU with other students' checks (lock held shared from a
     # cell's first kernel launch to its end); speedup timings take it alone (course.speedup).
     if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():

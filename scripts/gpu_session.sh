@@ -7,6 +7,13 @@
 #   bash scripts/gpu_session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
 #   bash scripts/gpu_session.sh throughput  # grading seconds per student, serial vs parallel
 #                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
+#   bash scripts/gpu_session.sh throughput16  # the issue-21 measure: 16 full submissions, 16
+#                                       # at a time, projected to 100 (about 6 min)
+#   bash scripts/gpu_session.sh hang    # a kernel that never ends at 2048³ (yan) graded beside
+#                                       # 7 correct full submissions: every speedup check's
+#                                       # seconds, GPU queue included (budget: course/perf/budget.py)
+#   bash scripts/gpu_session.sh profile  # CPU seconds of one full submission by notebook and
+#                                       # process kind (scripts/profile_grading.py)
 #   bash scripts/gpu_session.sh t4model   # the T4 estimate's claims, checked on this GPU
 #                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
 #   bash scripts/gpu_session.sh probe     # GPU tests, the code policy's kernel rule against
@@ -19,18 +26,22 @@
 #                                         # notebooks executed, a few students autograded
 #   bash scripts/gpu_session.sh notebooks # every notebook of both tracks, top to bottom with
 #                                         # the solutions, twice in a row (the second run finds
-#                                         # what only a warm cache does); any cell that raised
-#                                         # or wrote to stderr is reported (~6 min)
+#                                         # what only a warm cache does), then once in Korean;
+#                                         # any cell that raised or wrote to stderr is reported
+#                                         # (~6 min)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
-# compile — and nbgrader without its browser UI) and bubblewrap's .deb in .debs/:
-# `bash scripts/gpu_wheels.sh` fetches both here.
+# compile — and nbgrader without its browser UI), .whl-grading/ for grading parts (Babel),
+# .whl-fonts/ for notebook runs (NanumGothic), and bubblewrap's .deb in .debs/:
+# `bash scripts/gpu_wheels.sh` fetches them here.
 set -uo pipefail
 PART=${1:-bench}
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
-if [ ! -f /tmp/site/.done ]; then
+for wheels in .whl*/; do  # each carried folder once per machine (a warm one keeps /tmp/site)
+  stamp=/tmp/site/.done-${wheels%/}
+  [ -f "$stamp" ] && continue
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && touch /tmp/site/.done || exit 1
-fi
+    --target /tmp/site "$wheels"*.whl && touch "$stamp" || exit 1
+done
 export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/debs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
 export PATH=/tmp/debs/usr/bin:/tmp/site/bin:$PATH MPLBACKEND=Agg JUPYTER_PATH=/tmp/site/share/jupyter
@@ -66,20 +77,24 @@ elif [ "$PART" = notebooks ]; then
   # Each pass runs both tracks side by side (02/03 or 02c/03c; 00, 01, 04-07 on each), so
   # every notebook runs at least twice a pass; the second pass finds the machine warm (Numba's
   # and NVRTC's caches filled by the first).
+  # A third pass speaks Korean (COURSE_LANG=ko: every message, table and figure of the
+  # Korean release, on the same code cells).
   fails=0
-  for pass in 1 2; do
+  for pass in 1 2 ko; do
+    lang=en; [ "$pass" = ko ] && lang=ko
     for track in numba cuda; do
-      PYTHONUNBUFFERED=1 timeout 280 python3 scripts/run_notebooks.py --track "$track" \
-        --any-stderr --out "$OUT/nb/$track-$pass" > "$OUT/notebooks-$track-$pass.txt" 2>&1 &
+      COURSE_LANG=$lang PYTHONUNBUFFERED=1 timeout 200 python3 scripts/run_notebooks.py \
+        --track "$track" --any-stderr --out "$OUT/nb/$track-$pass" \
+        > "$OUT/notebooks-$track-$pass.txt" 2>&1 &
     done
     for job in $(jobs -p); do wait "$job" || fails=$((fails + 1)); done
     for track in numba cuda; do
-      echo "== pass $pass, $track track"
+      echo "== pass $pass ($lang), $track track"
       grep -v "without encryption" "$OUT/notebooks-$track-$pass.txt"
     done
   done
   (cd "$OUT" && tar czf notebooks-executed.tgz nb && rm -rf nb)
-  echo "notebook runs with a problem (or cut off by the time limit): $fails of 4"
+  echo "notebook runs with a problem (or cut off by the time limit): $fails of 6"
   [ "$fails" = 0 ]
 elif [ "$PART" = cudac ]; then
   echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
@@ -119,6 +134,18 @@ elif [ "$PART" = throughput ]; then
   python3 scripts/gpu_throughput.py --full-serial "${FULL_SERIAL:-1}" \
     --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
     --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
+elif [ "$PART" = throughput16 ]; then
+  echo "== grading throughput: 16 full submissions, 16 at a time (no serial phase)"
+  python3 scripts/gpu_throughput.py --skip-serial --full-parallel 16 --workers 16 \
+    --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
+elif [ "$PART" = hang ]; then
+  echo "== a hanging tiled kernel (yan) graded beside 7 correct full submissions, 8 at a time"
+  COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-240} python3 scripts/gpu_throughput.py \
+    --skip-serial --full-parallel 7 --checks yan_spins_at_large_k,zoe_lazy_at_large_k \
+    --workers 8 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
+elif [ "$PART" = profile ]; then
+  echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
+  python3 scripts/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
 elif [ "$PART" = t4model ]; then
   echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
   python3 scripts/gpu_t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \

@@ -112,6 +112,21 @@ def speedup_ratios(root: Path, students: list[str]) -> dict[str, tuple[str, floa
     return out
 
 
+def speedup_seconds(root: Path, students: list[str]) -> dict[str, float]:
+    """Seconds each student's speedup check took in the trusted re-check, queueing for the GPU
+    included (``seconds`` of the cell in ``<notebook>.trusted.json``): what a hung kernel
+    graded at the same time would make the others wait."""
+    notebook, grade_id = SPEEDUP_CELL
+    out = {}
+    for student in students:
+        path = root / "autograded" / student / ASSIGNMENT / f"{notebook}.trusted.json"
+        if path.exists():
+            cell = json.loads(path.read_text())["cells"].get(grade_id) or {}
+            if cell.get("seconds") is not None:
+                out[student] = float(cell["seconds"])
+    return out
+
+
 def verdict_problems(table: dict, bases: dict[str, str], gpu: bool) -> list[str]:
     """Replicas whose scores differ from their sample student's expected scores."""
     expected = samples.expected_scores(gpu=gpu)
@@ -214,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
               f"s per full submission (its line) | projected for {TARGET} full |",
               "|---|---|---|---|---|---|---|"]
     ratios: dict[str, dict[str, tuple[str, float | None]]] = {}
+    waits: dict[str, dict[str, float]] = {}
     problems: list[str] = []
     phases = [] if args.skip_serial else [("serial", 1, args.full_serial)]
     phases.append(("parallel", parallel_workers, args.full_parallel))
@@ -238,31 +254,40 @@ def main(argv: list[str] | None = None) -> int:
         phase_problems = verdict_problems(table, bases, gpu=bool(gpus))
         problems += [f"{name}: {p}" for p in phase_problems]
         ratios[name] = speedup_ratios(root, sorted(bases))
-        _write(args.out, report, ratios, bases, problems)
-    _write(args.out, report, ratios, bases, problems)
+        waits[name] = speedup_seconds(root, sorted(bases))
+        _write(args.out, report, ratios, bases, problems, waits)
+    _write(args.out, report, ratios, bases, problems, waits)
     print("\n".join(problems) or "verdicts: every replica scored as its sample student "
           "is expected to")
     for name, got in ratios.items():
         summary = ", ".join(f"{s} {v} {r if r is not None else '—'}" for s, (v, r) in
                             sorted(got.items()))
         print(f"speedup ({name}): {summary}")
+        if waits.get(name):
+            slowest = max(waits[name].items(), key=lambda kv: kv[1])
+            print(f"speedup check seconds ({name}, GPU queue included): " + ", ".join(
+                f"{s} {v:.0f}" for s, v in sorted(waits[name].items()))
+                + f"; longest {slowest[0]} {slowest[1]:.0f} s")
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
     return 1 if problems else 0
 
 
 def _write(out: Path | None, report: list[str], ratios: dict, bases: dict[str, str],
-           problems: list[str]) -> None:
+           problems: list[str], waits: dict[str, dict[str, float]]) -> None:
     if out is None:
         return
-    lines = list(report) + ["", "## Speedup verdicts (test cell `tiled_gemm_speedup`)", "",
+    lines = list(report) + ["", "## Speedup verdicts (test cell `tiled_gemm_speedup`; the "
+                            "check's seconds, GPU queue included)", "",
                             "| student | sample | " + " | ".join(ratios) + " |",
                             "|---|---|" + "---|" * len(ratios)]
     for student in sorted({s for got in ratios.values() for s in got}):
         cells = []
-        for got in ratios.values():
+        for name, got in ratios.items():
             verdict, ratio = got.get(student, ("—", None))
-            cells.append(f"{verdict} {ratio:.2f}×" if ratio is not None else verdict)
+            wait = waits.get(name, {}).get(student)
+            cells.append((f"{verdict} {ratio:.2f}×" if ratio is not None else verdict)
+                         + (f", {wait:.0f} s" if wait is not None else ""))
         lines.append(f"| {student} | {bases.get(student, '')} | " + " | ".join(cells) + " |")
     lines += ["", "## Scores", "", "\n".join(problems) if problems else
               "Every replica scored exactly what its sample student is expected to score."]

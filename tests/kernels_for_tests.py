@@ -458,3 +458,41 @@ def gemm_naive_writes_into_a(A, B, C):
         C[row, col] = acc
     if row == 0 and col == 0:
         A[0, 0] = A[0, 0] * float32(1.0000001)
+
+
+def make_gemm_tiled_spins_at_large_k(tile):
+    """Right on every shape the correctness checks use (K < 1000); at the timed size every
+    thread first spins on a value of A that never changes: a kernel that never ends."""
+
+    @cuda.jit
+    def gemm_tiled(A, B, C):
+        As = cuda.shared.array((tile, tile), float32)
+        Bs = cuda.shared.array((tile, tile), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        while K >= 1000 and A[0, 0] == A[0, 0]:  # an atomic: the compiler keeps the loop
+            cuda.atomic.add(C, (0, 0), float32(0.0))
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            ka = t * tile + tx
+            if row < M and ka < K:
+                As[ty, tx] = A[row, ka]
+            else:
+                As[ty, tx] = 0.0
+            kb = t * tile + ty
+            if kb < K and col < N:
+                Bs[ty, tx] = B[kb, col]
+            else:
+                Bs[ty, tx] = 0.0
+            cuda.syncthreads()
+            for i in range(tile):
+                acc += As[ty, i] * Bs[i, tx]
+            cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return gemm_tiled

@@ -4,8 +4,10 @@ and the instructor grades its written answer by hand in nbgrader's formgrader.
 Starts JupyterLab on 127.0.0.1 (a free port) over a temporary COPY of source/week4, with an
 nbgrader_config.py in the served root (course id, writable exchange) so nbgrader's pages work;
 opens 06_tile_sweep.ipynb in Debian's Chromium through Playwright, runs every cell, picks tile
-32, clicks "Run sweep", waits for the progress bar to reach 100 % and the plot to appear, and
-checks that /formgrader loads in the same server. Screenshots land in test-artifacts/.
+32, clicks "Run sweep", waits for the progress bar to reach 100 % and the plot to appear; then
+the same in the Korean edition (the notebook marked "ko" in its metadata: labels, model, table
+and plot in Korean, Hangul drawn with fonts-nanum), and checks that /formgrader loads in the
+same server. Screenshots land in test-artifacts/ (week4-panel-ko*.png: the Korean panel).
 
 The hand-grading test serves a real course directory instead: this course's
 nbgrader_config.py, the release, and one student's notebook 6 autograded by the harness. In
@@ -43,6 +45,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run",
         "--disable-dev-shm-usage"]
 NOTEBOOK = "06_tile_sweep.ipynb"
+#: The same notebook marked Korean in its metadata, as the Korean release writes it: the kernel
+#: finds its notebook through JupyterLab's session and speaks Korean (course.runtime.i18n).
+KOREAN_NOTEBOOK = "06_tile_sweep_ko.ipynb"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -61,6 +66,23 @@ def _ensure_chromium() -> None:
         pytest.skip("apt-get ran but /usr/bin/chromium is still missing")
 
 
+def _korean_fonts() -> str:
+    return subprocess.run(["fc-list", ":lang=ko"], capture_output=True, text=True).stdout
+
+
+def _ensure_korean_font() -> None:
+    """Chromium draws Hangul with a system font: fonts-nanum (`make system-deps`)."""
+    if shutil.which("fc-list") and _korean_fonts().strip():
+        return
+    if os.geteuid() != 0:
+        pytest.skip("no Korean font for Chromium and this is not root: run "
+                    "`apt-get install -y fonts-nanum` (or `make system-deps`) first")
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "fonts-nanum"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            pytest.skip(f"could not install fonts-nanum ({' '.join(cmd)}): {proc.stderr[-300:]}")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -72,6 +94,9 @@ def _served_root(tmp: Path) -> Path:
     root = tmp / "course"
     shutil.copytree(ROOT / "source" / "week4", root / "source" / "week4",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    korean = json.loads((root / "source" / "week4" / NOTEBOOK).read_text())
+    korean["metadata"]["course"] = {"language": "ko"}
+    (root / "source" / "week4" / KOREAN_NOTEBOOK).write_text(json.dumps(korean))
     exchange = tmp / "exchange"
     exchange.mkdir(mode=0o777)
     (root / "nbgrader_config.py").write_text(
@@ -98,6 +123,7 @@ def _start_lab(tmp: Path, root: Path, port: int, log) -> subprocess.Popen:
                IPYTHONDIR=str(tmp / "ipython"), MPLCONFIGDIR=str(tmp / "mpl"),
                MPLBACKEND="module://matplotlib_inline.backend_inline")
     env.pop("NBGRADER_EXECUTION", None)
+    env.pop("COURSE_LANG", None)  # each notebook's metadata chooses its language
     cmd = [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
            "--ip=127.0.0.1", f"--port={port}", "--port-retries=0", "--ServerApp.token=",
            "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
@@ -129,6 +155,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def test_tile_sweep_panel_in_jupyterlab(tmp_path: Path) -> None:
     _ensure_chromium()
+    _ensure_korean_font()
     pytest.importorskip("jupyterlab")
     sync_api = pytest.importorskip("playwright.sync_api")
     started = time.monotonic()
@@ -143,20 +170,9 @@ def test_tile_sweep_panel_in_jupyterlab(tmp_path: Path) -> None:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 page.set_default_timeout(90_000)
-                page.goto(f"{base}/lab/tree/source/week4/{NOTEBOOK}")
-                page.wait_for_function("window.jupyterapp !== undefined")
-                page.evaluate("() => window.jupyterapp.restored")
-                page.wait_for_function(
-                    "() => { const w = window.jupyterapp.shell.currentWidget;"
-                    " return w && w.sessionContext && w.sessionContext.session &&"
-                    " w.sessionContext.session.kernel &&"
-                    " w.sessionContext.session.kernel.status === 'idle'; }")
-                page.evaluate("() => window.jupyterapp.commands.execute("
-                              "'notebook:run-all-cells')")
+                _open_and_run(page, f"{base}/lab/tree/source/week4/{NOTEBOOK}")
                 panel = page.locator(".week4-panel")
-                panel.wait_for(state="visible")
-                errors = page.locator(".jp-OutputArea-output[data-mime-type="
-                                      "'application/vnd.jupyter.stderr']").count()
+                errors = _stderr_outputs(page)
                 panel.scroll_into_view_if_needed()
                 panel.screenshot(path=str(ARTIFACTS / "week4-panel-initial.png"))
 
@@ -183,6 +199,7 @@ def test_tile_sweep_panel_in_jupyterlab(tmp_path: Path) -> None:
                 page.screenshot(path=str(ARTIFACTS / "week4-notebook.png"))
                 page.locator(".week4-output").screenshot(
                     path=str(ARTIFACTS / "week4-panel-plot.png"))
+                korean_errors = _korean_panel(page, base)
 
                 # nbgrader's formgrader, served by the same server.
                 page.goto(f"{base}/formgrader")
@@ -194,7 +211,56 @@ def test_tile_sweep_panel_in_jupyterlab(tmp_path: Path) -> None:
     elapsed = time.monotonic() - started
     print(f"browser test: {elapsed:.1f} s; screenshots in {ARTIFACTS}")
     assert errors == 0, "a cell of notebook 6 wrote to stderr in JupyterLab"
-    assert elapsed < 120, f"the browser test took {elapsed:.0f} s (limit 120 s)"
+    assert korean_errors == 0, "a cell of the Korean notebook 6 wrote to stderr in JupyterLab"
+    assert elapsed < 150, f"the browser test took {elapsed:.0f} s (limit 150 s)"
+
+
+def _open_and_run(page, url: str) -> None:
+    """Open a notebook, wait for its kernel, run every cell, wait for the panel."""
+    page.goto(url)
+    page.wait_for_function("window.jupyterapp !== undefined")
+    page.evaluate("() => window.jupyterapp.restored")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " return w && w.sessionContext && w.sessionContext.session &&"
+        " w.sessionContext.session.kernel &&"
+        " w.sessionContext.session.kernel.status === 'idle'; }")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.locator(".week4-panel").wait_for(state="visible")
+
+
+def _stderr_outputs(page) -> int:
+    return page.locator(".jp-OutputArea-output[data-mime-type="
+                        "'application/vnd.jupyter.stderr']").count()
+
+
+def _korean_panel(page, base: str) -> int:
+    """The Korean notebook: the panel's labels, its one-tile model, the sweep's table and plot
+    in Korean; screenshots of the panel before and after the sweep. Returns the number of
+    stderr outputs."""
+    # a workspace of its own: only this notebook is open, not the English one as well
+    _open_and_run(page, f"{base}/lab/workspaces/korean/tree/source/week4/{KOREAN_NOTEBOOK}")
+    panel = page.locator(".week4-panel")
+    errors = _stderr_outputs(page)
+    title = page.locator(".week4-title").inner_text()
+    assert "타일 sweep" in title, title
+    assert page.locator("button.week4-run").inner_text().strip() == "sweep 실행"
+    page.locator(".week4-tile select").select_option("32")
+    page.wait_for_function("() => document.querySelector('.week4-panel .week4-model')"
+                           ".innerText.includes('타일 32')")
+    assert "1024 (warp 32개)" in page.locator(".week4-model").inner_text()
+    panel.scroll_into_view_if_needed()
+    panel.screenshot(path=str(ARTIFACTS / "week4-panel-ko.png"))
+    page.locator("button.week4-run").click()
+    page.wait_for_function(
+        "() => { const i = document.querySelector('.week4-output img');"
+        " return i && i.complete && i.naturalWidth > 0; }")
+    page.locator(".week4-output img").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # let the decoded image paint
+    table = page.locator(".week4-output table").first.inner_text()
+    assert "블록/SM" in table and "제한 요인" in table, table
+    panel.screenshot(path=str(ARTIFACTS / "week4-panel-ko-after-sweep.png"))
+    return errors
 
 
 HAND_GRADED = "why_not_tile_32"

@@ -150,3 +150,13 @@ def test_notebook_cell_says_so_without_nvrtc_or_gpu(monkeypatch: pytest.MonkeyPa
     assert len(lines) == len(TILES), printed
     assert all("no register or shared-memory count on this machine" in line for line in lines)
     assert "pip install" in lines[0]
+
+
+def test_notebook_cell_speaks_korean_in_a_korean_notebook(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COURSE_LANG", "ko")
+    with _empty_nvrtc_log(monkeypatch):
+        printed = _run_cell(_resources_cell())
+    lines = printed.strip().splitlines()
+    assert len(lines) == len(TILES), printed
+    assert all("스레드당 register" in line and "sm_75용 ptxas" in line for line in lines), printed

@@ -223,3 +223,16 @@ def test_a_student_whose_feedback_fails_does_not_cost_the_class_its_export(
     error = harness.autograde_all(tmp_path, engine)  # type: ignore[arg-type]
     assert calls == ["generate_feedback", "export"]
     assert error and "feedback could not be written" in error
+
+
+def test_a_korean_notebook_gets_its_notes_in_korean(course, untouched) -> None:
+    """The note cell of a Korean notebook (and its table notes) speak Korean."""
+    nb = se.solved("01_arithmetic_intensity", "ko")
+    se.edits.duplicate(nb, se.edits.index_of(nb, "ai_matmul"))
+    out = se.sanitize(course, "01_arithmetic_intensity", nb)
+    assert se.structure(out) == untouched["ko", "01_arithmetic_intensity"]
+    note = out.cells[-1]
+    assert note.cell_type == "markdown" and "채점 메모" in note.source, note.source
+    assert "`ai_matmul`의 복사본" in note.source, note.source
+    said = sentences(out.metadata[RESTORED_KEY], "ko")
+    assert said and said[0] in note.source

@@ -1,4 +1,5 @@
-"""scripts/make_figures.py writes three legible, deterministic PNGs."""
+"""scripts/make_figures.py writes three legible, deterministic PNGs, and their Korean copies
+with every glyph drawn (assets/ko/, for the Korean release)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ SCRIPT = ROOT / "scripts" / "make_figures.py"
 NAMES = ("roofline_two_bandwidths.png", "tiling.png", "memory_hierarchy.png")
 
 
-def run_script(out: Path) -> None:
-    env = os.environ | {"MPLBACKEND": "Agg"}
+def run_script(out: Path, *args: str) -> None:
+    # matplotlib's "Glyph … missing from font(s)" warning (a box drawn instead) is an error
+    env = os.environ | {"MPLBACKEND": "Agg", "PYTHONWARNINGS": "error:Glyph:UserWarning"}
     subprocess.run(
-        [sys.executable, str(SCRIPT), "--out", str(out)],
+        [sys.executable, str(SCRIPT), "--out", str(out), *args],
         cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=300,
     )
 
@@ -50,3 +52,24 @@ def test_png_is_deterministic_and_has_no_software_metadata(two_runs, name):
     assert data == second.read_bytes()
     assert b"Matplotlib" not in data
 
+
+
+def test_the_korean_figures_draw_every_glyph(tmp_path):
+    """`--lang ko`: the text from the Korean catalog, Hangul drawn (a missing glyph fails the
+    script), and the result differs from the English figure."""
+    run_script(tmp_path, "--lang", "ko")
+    for name in NAMES:
+        pixels = mpimg.imread(tmp_path / name)
+        assert pixels[..., :3].std() > 0.05, f"{name} looks blank"
+        assert (tmp_path / name).read_bytes() != (ROOT / "assets" / name).read_bytes()
+        assert (ROOT / "assets" / "ko" / name).is_file(), "run `make figures`"
+
+
+def test_a_missing_glyph_fails_the_script(tmp_path):
+    """The check above can fail: Korean text with matplotlib's own font only."""
+    code = ("import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt\n"
+            "fig, ax = plt.subplots(); ax.set_title('타일'); fig.canvas.draw()")
+    env = os.environ | {"PYTHONWARNINGS": "error:Glyph:UserWarning"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode != 0 and "missing from font" in proc.stderr

@@ -229,7 +229,8 @@ def test_gpu_devices_and_driver_only_where_asked(tmp_path: Path) -> None:
 # A notebook in the grading kernel.
 
 
-def _run_notebook(sources: list[str], tmp_path: Path, timeout: int = 60):
+def _run_notebook(sources: list[str], tmp_path: Path, timeout: int = 60,
+                  resources: dict | None = None):
     from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY, SurvivingExecute
 
     course = tmp_path / "course"
@@ -241,7 +242,7 @@ def _run_notebook(sources: list[str], tmp_path: Path, timeout: int = 60):
     ex = SurvivingExecute(kernel_name=config.KERNEL_NAME, timeout=timeout,
                           interrupt_on_timeout=True)
     started = time.monotonic()
-    nb, res = ex.preprocess(nb, {"metadata": {"path": str(work)}})
+    nb, res = ex.preprocess(nb, {"metadata": {"path": str(work)}, **(resources or {})})
     outputs = []
     for cell in nb.cells:
         text = ""
@@ -313,6 +314,24 @@ def test_kernel_talks_over_ipc_and_reaches_no_network(tmp_path: Path, kernel_env
         assert listener.got == [b"hello"]
     finally:
         listener.close()
+
+
+@needs_bwrap
+def test_the_kernel_reads_the_rechecks_record_and_cannot_change_it(tmp_path: Path,
+                                                                   kernel_env) -> None:
+    """The trusted re-check's recorded outcomes reach the kernel read-only (to replay them,
+    course/trust/replay.py); the grader's own environment is left as it was."""
+    from autograder.execute import PRECHECK_KEY
+
+    outputs, dead, _, _ = _run_notebook([
+        "import os\np = os.environ['COURSE_CHECK_REPLAY']\nprint(open(p).read())",
+        "try:\n    open(p, 'a').write('x')\n    print('written')\n"
+        "except OSError as exc:\n    print('refused', type(exc).__name__)",
+    ], tmp_path, resources={PRECHECK_KEY: {"replay": '{"key": "k"}'}})
+    assert dead is None
+    assert outputs[0].strip() == '{"key": "k"}'
+    assert outputs[1].startswith("refused"), outputs[1]
+    assert sandbox.REPLAY_ENV not in os.environ
 
 
 @needs_bwrap

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -38,6 +39,7 @@ def _text(cell: dict) -> str:
 def test_the_korean_release_is_what_the_catalogs_make_of_the_english_one(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "release" / "week4", tmp_path / "release" / "week4")
     shutil.copytree(ROOT / "i18n", tmp_path / "i18n")
+    shutil.copytree(ROOT / "assets", tmp_path / "assets")
     written = translation.write_release(tmp_path, "ko")
     assert written == sorted(p.name for p in KO.glob("*.ipynb")) == [p.name for p in EN]
     for name in written:
@@ -59,8 +61,8 @@ def test_both_releases_have_the_same_cells_code_tests_grade_ids_and_points(path:
         assert {key: v for key, v in _nbgrader(k).items() if key != "checksum"} == same_meta
         if e["cell_type"] == "code" or _nbgrader(e).get("solution"):
             assert k == e, f"{path.stem}: cell {e.get('id')} differs between the releases"
-        else:
-            assert k.get("attachments") == e.get("attachments")  # the same figures
+        else:  # the same figures, each in its Korean drawing where one exists
+            assert set(k.get("attachments", {})) == set(e.get("attachments", {}))
     points = [(_nbgrader(c)["grade_id"], _nbgrader(c).get("points")) for c in en["cells"]
               if _nbgrader(c).get("grade")]
     assert points == [(_nbgrader(c)["grade_id"], _nbgrader(c).get("points")) for c in ko["cells"]
@@ -272,3 +274,17 @@ def test_make_release_stops_on_a_stale_catalog_after_writing_the_english_release
     shutil.rmtree(course / "i18n")  # a course taught in English only: no Korean release
     harness.build_release(course)
     assert not (course / "release-ko").exists()
+
+
+def test_the_korean_release_shows_the_figures_drawn_in_korean() -> None:
+    """Each figure a Korean notebook shows is its Korean drawing (assets/ko/), not the English."""
+    shown = 0
+    for path in sorted((ROOT / "release-ko/week4").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for name, data in cell.get("attachments", {}).items():
+                drawn = ROOT / "assets/ko" / name
+                assert drawn.is_file(), f"{path.name} shows {name}, which has no Korean drawing"
+                assert base64.b64decode(data["image/png"]) == drawn.read_bytes(), (path.name, name)
+                assert drawn.read_bytes() != (ROOT / "assets" / name).read_bytes()
+                shown += 1
+    assert shown >= 2

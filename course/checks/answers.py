@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from course.runtime.i18n import _
 from course.trust import gate
 
 
@@ -22,10 +23,12 @@ def _as_float(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(
         value, "__float__"
     ):
-        raise AnswerError(f"{what} returned {value!r} ({type(value).__name__}); return a number")
+        raise AnswerError(_("{what} returned {value} ({type}); return a number").format(
+            what=what, value=repr(value), type=type(value).__name__))
     out = float(value)
     if not math.isfinite(out):
-        raise AnswerError(f"{what} returned {out}; expected a finite number")
+        raise AnswerError(_("{what} returned {value}; expected a finite number").format(
+            what=what, value=out))
     return out
 
 
@@ -38,16 +41,20 @@ def expect_close(got: Any, expected: float, what: str, *, rel: float = 1e-6,
         return
     for wrong, hint in (mistakes or {}).items():
         if math.isclose(value, wrong, rel_tol=rel, abs_tol=1e-12):
-            raise AnswerError(f"{what} returned {value:.6g}: {hint}")
-    raise AnswerError(f"{what} returned {value:.6g}, which is not right. Re-derive FLOPs and "
-                      "bytes from the definitions above.")
+            raise AnswerError(_("{what} returned {value}: {hint}").format(
+                what=what, value=f"{value:.6g}", hint=hint))
+    raise AnswerError(_("{what} returned {value}, which is not right. Re-derive FLOPs and bytes "
+                        "from the definitions above.").format(what=what, value=f"{value:.6g}"))
 
 
 def expect_equal(got: Any, expected: Any, what: str, hint: str = "") -> None:
     """Raise :class:`AnswerError` unless ``got == expected`` (strings, labels)."""
     gate.begin_check("expect_equal")
     if got != expected:
-        raise AnswerError(f"{what} returned {got!r}" + (f": {hint}" if hint else ""))
+        if hint:
+            raise AnswerError(_("{what} returned {value}: {hint}").format(
+                what=what, value=repr(got), hint=hint))
+        raise AnswerError(_("{what} returned {value}").format(what=what, value=repr(got)))
 
 
 def expect_value_error(fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> None:
@@ -58,6 +65,7 @@ def expect_value_error(fn: Callable[..., Any], *args: Any, what: str, **kwargs: 
     except ValueError:
         return
     except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
-        raise AnswerError(f"{what} raised {type(exc).__name__}; raise ValueError instead") from None
-    raise AnswerError(f"{what} did not raise ValueError; check the argument and raise "
-                      "ValueError with a message naming it")
+        raise AnswerError(_("{what} raised {error}; raise ValueError instead").format(
+            what=what, error=type(exc).__name__)) from None
+    raise AnswerError(_("{what} did not raise ValueError; check the argument and raise "
+                        "ValueError with a message naming it").format(what=what))

@@ -35,7 +35,7 @@ from course.gemm.operands import Shape
 from course.perf.kernel_models import KernelModel
 from course.runtime import backend
 from course.runtime.seeds import generator
-from course.trust import gate
+from course.trust import gate, replay
 
 __all__ = [
     "CONTRACT",
@@ -129,6 +129,7 @@ def register_tiled(factory: Callable[[], Any], config: RegisterTiling = CONTRACT
     return config.wrap(kernel, name)
 
 
+@replay.replayable
 def check_register_tiled(factory: Callable[[], Any], shapes: Sequence[Shape] | None = None,
                          seed: int | None = None, quiet: bool = False,
                          config: RegisterTiling = CONTRACT) -> GemmReport:

@@ -33,8 +33,9 @@ from course.gemm.launch import TILES
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
 from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime.errors import not_written_message
+from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed, generator
-from course.trust import gate
+from course.trust import gate, replay
 
 Shape = tuple[int, int, int]
 
@@ -59,17 +60,20 @@ def _wrap(spec: KernelSpec, build: Callable[[], _Built]) -> _Built:
         return build()
     except NotImplementedError:
         raise GemmCheckError(not_written_message(
-            spec.variable, "the placeholder lines `# YOUR CODE HERE` and "
-            "`raise NotImplementedError()` inside the string", "with your CUDA C")) from None
+            spec.variable, _("the placeholder lines `# YOUR CODE HERE` and "
+                             "`raise NotImplementedError()` inside the string"),
+            _("with your CUDA C"))) from None
     except (nvrtc.NvrtcUnavailableError, cpu.CpuRunnerUnavailableError) as exc:
-        raise CheckNotRunError(f"{spec.variable} could not be checked here: {exc}") from None
+        raise CheckNotRunError(_("{name} could not be checked here: {why}").format(
+            name=spec.variable, why=exc)) from None
 
 
 def _where() -> str:
     try:
         return where()
     except cpu.CpuRunnerUnavailableError as exc:
-        raise CheckNotRunError(f"CUDA C kernels cannot run here: {exc}") from None
+        raise CheckNotRunError(_("CUDA C kernels cannot run here: {why}").format(why=exc)
+                               ) from None
 
 
 def run_guarded(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, bool, list[str]]:
@@ -117,6 +121,7 @@ def _label() -> str:
     return "GPU, CuPy RawKernel" if _where() == "gpu" else "CPU runner"
 
 
+@replay.replayable
 def check_naive_gemm_cuda(source: Any, shapes: Sequence[Shape] | None = None,
                           seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``GEMM_NAIVE_CUDA`` on ragged shapes; raise :class:`GemmCheckError` if wrong."""
@@ -144,6 +149,7 @@ def watch(source: Any, tile: int, shape: Shape, seed: int) -> cpu.CpuRun:
         raise GemmCheckError(f"{gk.name}: {exc}") from None
 
 
+@replay.replayable
 def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
                           shapes: Sequence[Shape] | None = None, seed: int | None = None,
                           barrier_shape: Shape | None = None, quiet: bool = False
@@ -159,7 +165,8 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
     seen = watch(source, ptile, probe, int(rng.integers(2**31)))
     for found in (seen.problems, seen.races, seen.uninitialised):
         if found:
-            raise GemmCheckError(f"gemm_tiled (TILE={ptile}) for M, N, K = {probe}: {found[0]}")
+            raise GemmCheckError(_("gemm_tiled (TILE={tile}) for M, N, K = {shape}: {problem}"
+                                   ).format(tile=ptile, shape=probe, problem=found[0]))
     worst = 0.0
     for tile in tiles:
         gk = _wrap(TILED, functools.partial(tiled, source, tile))
@@ -171,6 +178,7 @@ def check_tiled_gemm_cuda(source: Any, tiles: Sequence[int] = TILES,
     return report
 
 
+@replay.replayable
 def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
                        quiet: bool = False) -> TrafficReport:
     """Count ``GEMM_TILED_CUDA``'s reads of A and B at ``TILE=tile``; fail if too many."""
@@ -182,19 +190,23 @@ def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
     # crash leaves nothing to count.
     problem = seen.problems[0] if seen.problems else None
     if problem:
-        raise TrafficCheckError(f"gemm_tiled (TILE={tile}) could not be counted: {problem}")
+        raise TrafficCheckError(_("{kernel} could not be counted: {why}").format(
+            kernel=f"gemm_tiled (TILE={tile})", why=problem))
     reads = seen.reads_a + seen.reads_b
     model = tiled_reads(M, N, K, tile)
     report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
     if reads > TRAFFIC_SLACK * model:
-        raise TrafficCheckError(
-            f"gemm_tiled (TILE={tile}) read {reads:,} elements of A and B for M={M}, N={N}, "
-            f"K={K}; a tiled kernel loads about {model:,} (whole tiles), at most "
-            f"{TRAFFIC_SLACK}× that is accepted, and the naive kernel reads {report.naive:,}. "
-            "Each thread should read ONE element of A and ONE of B per step into shared "
-            "memory; the multiply loop must read only the shared tiles.")
+        raise TrafficCheckError(_(
+            "{kernel} read {reads} elements of A and B for M={M}, N={N}, K={K}; "
+            "a tiled kernel loads about {model} (whole tiles), at most {slack}× that is "
+            "accepted, and the naive kernel reads {naive}. Each thread should read ONE element "
+            "of A and ONE of B per step into shared memory; the multiply loop must read only "
+            "the shared tiles.").format(kernel=f"gemm_tiled (TILE={tile})", reads=f"{reads:,}",
+                                        M=M, N=N, K=K, model=f"{model:,}", slack=TRAFFIC_SLACK,
+                                        naive=f"{report.naive:,}"))
     if reads == 0:
-        raise TrafficCheckError(f"gemm_tiled (TILE={tile}) read nothing from A or B")
+        raise TrafficCheckError(_("{kernel} read nothing from A or B").format(
+            kernel=f"gemm_tiled (TILE={tile})"))
     if not quiet:
         print(report)
     return report

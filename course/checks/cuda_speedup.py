@@ -26,14 +26,22 @@ from typing import Any
 import numpy as np
 
 from course.checks.cuda_gemm import watch
-from course.checks.speedup import REFERENCE_ENV, NotMeasuredError, SpeedupCheckError, SpeedupReport
+from course.checks.speedup import (
+    REFERENCE_ENV,
+    NotMeasuredError,
+    SpeedupCheckError,
+    SpeedupReport,
+    timing_budget,
+)
 from course.gemm.cudac import gpu
 from course.gemm.cudac.launch import CudaGemm
 from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+from course.perf.budget import TimingBudgetExceeded
 from course.perf.timing import time_launches
 from course.perf.verify import OutputCheck, UnverifiedTimingError
 from course.runtime import gpulock
+from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
 from course.trust import gate, runner
 
@@ -67,7 +75,8 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
                                      c_guard=float(C_GUARD))
         problem = diagnose(C, A, B, gk.block, outside)
         if problem:
-            return {"error": f"{name} kernel is not correct: {problem}"}
+            return {"error": _("{name} kernel is not correct: {problem}").format(
+                name=_(name), problem=problem)}
     cp = gpu.cupy_module()
     A, B = random_operands(size, size, size, rng)
     dA, dB = cp.asarray(A), cp.asarray(B)
@@ -86,11 +95,14 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU meanwhile
             timings = time_launches(launches, repeats=repeats, checks=checks,
-                                    clock=gpu.CupyEventClock())
+                                    clock=gpu.CupyEventClock(),
+                                    budget=timing_budget(list(launches), size))
+    except TimingBudgetExceeded as exc:
+        return {"error": str(exc)}
     except UnverifiedTimingError as exc:
-        return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
-                         f"counts for launches that computed C = A·B at the timed size, "
-                         f"{size}³"}
+        return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
+                           "only counts for launches that computed C = A·B at the timed size, "
+                           "{size}³").format(problem=exc, size=size)}
     return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": gpu.device_name(),
             "verified": True}
 
@@ -136,9 +148,9 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
 
     gate.begin_check("measure_speedup_cuda")
     if not gpu.available():
-        raise NotMeasuredError(
+        raise NotMeasuredError(_(
             "speedup not measured: this machine has no GPU with CuPy. It is measured when the "
-            "notebook runs on a GPU; it is never counted as passed without one.")
+            "notebook runs on a GPU; it is never counted as passed without one."))
     compile_kernel(naive_source, NAIVE)
     # A deterministic look on the CPU runner first: a kernel with a barrier race can pass or
     # fail a GPU run by luck, and the same submission must always get the same verdict.
@@ -146,8 +158,9 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
     found = seen.problems or seen.races or seen.uninitialised
     problem = found[0] if found else None
     if problem:
-        raise SpeedupCheckError(f"no speedup points yet: gemm_tiled (TILE=8) is not correct "
-                                f"({problem}); fix the correctness tests first")
+        raise SpeedupCheckError(_("no speedup points yet: gemm_tiled (TILE=8) is not correct "
+                                  "({problem}); fix the correctness tests first").format(
+                                      problem=problem))
     compile_kernel(tiled_source, TILED, tile)
     job = {"task": "speedup_cuda", "bundles": {},
            "tiled_source": tiled_source, "naive_source": naive_source,
@@ -155,7 +168,7 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
            "repeats": repeats, "seed": fresh_seed()}
     out = runner.run_job(job, simulator=False)
     if out.get("error"):
-        raise SpeedupCheckError(f"no speedup points: {out['error']}")
+        raise SpeedupCheckError(_("no speedup points: {why}").format(why=out["error"]))
     ms = out["ms"]
     vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
     return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
@@ -167,9 +180,10 @@ def check_speedup_cuda(tiled_source: Any, naive_source: Any, **kwargs: Any) -> S
     report = measure_speedup_cuda(tiled_source, naive_source, **kwargs)
     decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
     if decisive < report.threshold:
-        raise SpeedupCheckError(
-            f"your tiled kernel runs at {decisive:.2f}× the speed of the naive kernel; at least "
-            f"{report.threshold}× is expected. {report}. Is the multiply loop reading shared "
-            "memory only? Does each block load each tile exactly once?")
+        raise SpeedupCheckError(_(
+            "your tiled kernel runs at {ratio}× the speed of the naive kernel; at least "
+            "{threshold}× is expected. {report}. Is the multiply loop reading shared memory "
+            "only? Does each block load each tile exactly once?").format(
+                ratio=f"{decisive:.2f}", threshold=report.threshold, report=report))
     print(f"✓ {report}")
     return report

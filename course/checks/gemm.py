@@ -32,8 +32,9 @@ from course.gemm.operands import (
 )
 from course.runtime import backend
 from course.runtime.errors import not_written_message, not_written_yet
+from course.runtime.i18n import _
 from course.runtime.seeds import generator
-from course.trust import gate
+from course.trust import gate, replay
 
 #: Shapes for a real GPU and (scaled down) for the simulator, where every thread is a
 #: Python thread. K > tile in some simulator shapes, so a missing second barrier shows.
@@ -61,8 +62,10 @@ class GemmReport:
 
     def __str__(self) -> str:
         shapes = ", ".join(f"{m}×{n}×{k}" for m, n, k in self.shapes)
-        return (f"✓ {self.kernel} is correct on {len(self.shapes)} shapes ({shapes}) "
-                f"[{self.backend}; max relative error {self.max_rel_error:.1e}]")
+        return _("✓ {kernel} is correct on {count} shapes ({shapes}) [{backend}; max relative "
+                 "error {error}]").format(kernel=self.kernel, count=len(self.shapes),
+                                          shapes=shapes, backend=self.backend,
+                                          error=f"{self.max_rel_error:.1e}")
 
 
 
@@ -91,10 +94,10 @@ def run_cases(gk: GemmKernel, shapes: Sequence[Shape], rng: np.random.Generator,
         except (IndexError, RuntimeError) as exc:
             if not_written_yet(exc):
                 raise not_written(gk.name) from None
-            raise GemmCheckError(
-                f"{gk.name} failed for M={M}, N={N}, K={K}: {exc}. An index out of range "
-                "means a missing or wrong bounds test (threads of the last partial block, "
-                "or tile elements past K)."
+            raise GemmCheckError(_(
+                "{name} failed for M={M}, N={N}, K={K}: {error}. An index out of range means a "
+                "missing or wrong bounds test (threads of the last partial block, or tile "
+                "elements past K).").format(name=gk.name, M=M, N=N, K=K, error=exc)
             ) from None
         problem = diagnose(C, A, B, block, outside, k_step)
         if problem:
@@ -118,16 +121,17 @@ def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     problem = diagnose(C, A, B, gk.tile or NAIVE_BLOCK, outside)
     if problem is None:
         worst = float(np.abs(C - A.astype(np.float64) @ B.astype(np.float64)).max())
-        print(f"✓ {gk.name}: C = A·B for M={M}, N={N}, K={K}, largest difference from NumPy "
-              f"{worst:.1e}")
+        print(_("✓ {name}: C = A·B for M={M}, N={N}, K={K}, largest difference from NumPy "
+                "{worst}").format(name=gk.name, M=M, N=N, K=K, worst=f"{worst:.1e}"))
     elif (C.view(np.uint32) == C_POISON_BITS).all():
-        print(f"✗ {gk.name} wrote no element of C: is it written yet? If it is, check the "
-              "store into C and the bounds test before it.")
+        print(_("✗ {name} wrote no element of C: is it written yet? If it is, check the store "
+                "into C and the bounds test before it.").format(name=gk.name))
     else:
         print(f"✗ {gk.name}: {problem}")
     return C
 
 
+@replay.replayable
 def check_naive_gemm(kernel: Any, shapes: Sequence[Shape] | None = None,
                      seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``gemm_naive`` on ragged shapes; raise :class:`GemmCheckError` if it is wrong."""
@@ -148,6 +152,7 @@ def _simulator_inspection(factory: Callable[[int], Any], tile: int, shape: Shape
     return inspection.inspect_tiled(factory, tile, shape, seed)
 
 
+@replay.replayable
 def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES,
                      shapes: Sequence[Shape] | None = None, seed: int | None = None,
                      barrier_shape: Shape | None = None, quiet: bool = False) -> GemmReport:
@@ -168,7 +173,8 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
         raise GemmCheckError(f"make_gemm_tiled({ptile}): {seen['error']}")
     for key in ("races", "uninitialised"):
         if seen[key]:
-            raise GemmCheckError(f"make_gemm_tiled({ptile}) for M, N, K = {probe}: {seen[key][0]}")
+            raise GemmCheckError(_("make_gemm_tiled({tile}) for M, N, K = {shape}: {problem}"
+                                   ).format(tile=ptile, shape=probe, problem=seen[key][0]))
     big_tile_shapes = shapes[:1] if kind == "simulator" else shapes
     for tile in tiles:
         gk = tiled(factory, tile)
@@ -176,8 +182,10 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
                                         rng, block=tile))
     covered = ", ".join(map(str, tiles))
     if kind == "simulator" and len(shapes) > 1 and any(t >= SIM_BIG_TILE for t in tiles):
-        covered += f"; on the simulator tile {SIM_BIG_TILE} on the first shape only"
-    report = GemmReport(f"make_gemm_tiled (tiles {covered})", shapes, kind, worst)
+        covered += _("; on the simulator tile {tile} on the first shape only").format(
+            tile=SIM_BIG_TILE)
+    report = GemmReport(_("make_gemm_tiled (tiles {tiles})").format(tiles=covered), shapes,
+                        kind, worst)
     if not quiet:
         print(report)
     return report

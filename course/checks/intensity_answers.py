@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from course.checks.answers import expect_close
+from course.runtime.i18n import N_, _
 from course.trust import gate
 
 
@@ -29,7 +30,8 @@ def _ceil(a: int, b: int) -> int:
 
 @dataclass(frozen=True)
 class Mistake:
-    """One typical mistake: the model's arguments that make it, and what to tell the student."""
+    """One typical mistake: the model's arguments that make it, and what to tell the student
+    (in English, marked with ``N_`` for the catalog: translated where it is shown)."""
 
     toggles: dict[str, Any]
     hint: str
@@ -85,17 +87,17 @@ def tiled_model(M: int, N: int, K: int, tile: int, bpe: float = 4, *, flops: int
 
 # --- the mistakes ----------------------------------------------------------------------------
 
-_HARD_WIRED = Mistake({"fixed_bpe": True}, "bytes_per_element is ignored (4 is hard-wired)")
-_DOT_FLOPS = ("the FLOPs are half what they should be: every step of the dot product is a "
-              "multiply and an add, 2·M·N·K in all")
-_MISSING_MATRIX = ("one of the three matrices is missing from the bytes: A (M×K) and B (K×N) "
-                   "are read once, C (M×N) is written once")
+_HARD_WIRED = Mistake({"fixed_bpe": True}, N_("bytes_per_element is ignored (4 is hard-wired)"))
+_DOT_FLOPS = (N_("the FLOPs are half what they should be: every step of the dot product is a "
+              "multiply and an add, 2·M·N·K in all"))
+_MISSING_MATRIX = (N_("one of the three matrices is missing from the bytes: A (M×K) and B (K×N) "
+                   "are read once, C (M×N) is written once"))
 
 VECTOR_ADD_MISTAKES = (
-    Mistake({"arrays": 2}, "you counted the reads of a and b but not the write of c"),
+    Mistake({"arrays": 2}, N_("you counted the reads of a and b but not the write of c")),
     Mistake({"in_bytes": False},
-            "bytes_per_element is missing: multiply the element count by it"),
-    Mistake({"flops": 2}, "c = a + b is one addition per element, not two"),
+            N_("bytes_per_element is missing: multiply the element count by it")),
+    Mistake({"flops": 2}, N_("c = a + b is one addition per element, not two")),
     _HARD_WIRED,
 )
 
@@ -104,34 +106,36 @@ MATMUL_MISTAKES = (
     Mistake({"leave_out": "A"}, _MISSING_MATRIX),
     Mistake({"leave_out": "B"}, _MISSING_MATRIX),
     Mistake({"leave_out": "C"}, _MISSING_MATRIX),
-    Mistake({"in_bytes": False}, "bytes_per_element is missing: you counted elements, not bytes"),
+    Mistake({"in_bytes": False},
+            N_("bytes_per_element is missing: you counted elements, not bytes")),
     _HARD_WIRED,
 )
 
 NAIVE_MISTAKES = (
     Mistake({"flops": 1},
-            "the FLOPs are half what they should be: 2·M·N·K (a multiply and an add per step)"),
+            N_("the FLOPs are half what they should be: 2·M·N·K (a multiply and an add per step)")),
     Mistake({"write_c": False},
-            "the bytes leave out the write of C: each thread stores its one element"),
-    Mistake({"reads_per_k": 1}, "each thread reads K elements of A AND K of B, not K in all"),
-    Mistake({"in_bytes": False}, "bytes_per_element is missing: you counted elements"),
-    Mistake({"ideal": True}, "that is the ideal model (each matrix moved once); the request "
-            "model counts what every thread asks for"),
+            N_("the bytes leave out the write of C: each thread stores its one element")),
+    Mistake({"reads_per_k": 1}, N_("each thread reads K elements of A AND K of B, not K in all")),
+    Mistake({"in_bytes": False}, N_("bytes_per_element is missing: you counted elements")),
+    Mistake({"ideal": True}, N_("that is the ideal model (each matrix moved once); the request "
+            "model counts what every thread asks for")),
     _HARD_WIRED,
 )
 
 TILED_MISTAKES = (
-    Mistake({"flops": 1}, "the FLOPs are half what they should be: 2·M·N·K"),
-    Mistake({"write_c": False}, "the bytes leave out the write of C (M·N elements, once)"),
+    Mistake({"flops": 1}, N_("the FLOPs are half what they should be: 2·M·N·K")),
+    Mistake({"write_c": False}, N_("the bytes leave out the write of C (M·N elements, once)")),
     Mistake({"tiles_per_step": 1},
-            "each step loads a tile of A AND a tile of B: 2·T·T elements per block and step"),
-    Mistake({"useful_only": True}, "you counted only the useful elements (2·M·N·K/T); the "
+            N_("each step loads a tile of A AND a tile of B: 2·T·T elements per block and step")),
+    Mistake({"useful_only": True}, N_("you counted only the useful elements (2·M·N·K/T); the "
             "model counts whole T×T tiles, padding included: ceil(M/T)·ceil(N/T) blocks × "
-            "ceil(K/T) steps"),
+            "ceil(K/T) steps")),
     Mistake({"round_up": False},
-            "partial tiles are missing: round the numbers of blocks and steps UP (ceil), not down"),
-    Mistake({"in_bytes": False}, "bytes_per_element is missing"),
-    Mistake({"naive": True}, "that is the naive kernel's model, not the tiled one's"),
+            N_("partial tiles are missing: round the numbers of blocks and steps UP (ceil), "
+               "not down")),
+    Mistake({"in_bytes": False}, N_("bytes_per_element is missing")),
+    Mistake({"naive": True}, N_("that is the naive kernel's model, not the tiled one's")),
     _HARD_WIRED,
 )
 
@@ -140,7 +144,8 @@ def mistaken_values(model: Callable[..., float], args: Sequence[Any],
                     mistakes: Sequence[Mistake]) -> dict[float, str]:
     """Value -> hint for each mistake whose value on ``args`` differs from the right one.
 
-    Mistakes that give the same value are joined with "; or ", so each is named.
+    Mistakes that give the same value are joined with "; or ", so each is named. The hints
+    are in the student's language.
     """
     right = model(*args)
     out: dict[float, str] = {}
@@ -152,10 +157,11 @@ def mistaken_values(model: Callable[..., float], args: Sequence[Any],
         if math.isclose(wrong, right, rel_tol=1e-9):
             continue
         same = next((v for v in out if math.isclose(v, wrong, rel_tol=1e-9)), None)
+        hint = _(mistake.hint)
         if same is None:
-            out[wrong] = mistake.hint
-        elif mistake.hint not in out[same]:
-            out[same] += f"; or {mistake.hint}"
+            out[wrong] = hint
+        elif hint not in out[same]:
+            out[same] = _("{hint}; or {other}").format(hint=out[same], other=hint)
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from course.gemm.occupancy import ARCH_LIMITS, theoretical_occupancy
 from course.runtime.errors import not_written_message
+from course.runtime.i18n import N_, _
 from course.trust import gate
 
 
@@ -67,19 +68,19 @@ class _Rules(TypedDict, total=False):
 
 
 _MISTAKES: tuple[tuple[_Rules, str], ...] = (
-    ({"reserved": False}, "the 1 KiB the driver reserves per block is missing: on sm_80 and "
-     "newer every block takes its shared memory + 1024 B"),
-    ({"smem_rounding": False}, "shared memory is allocated in units (256 B on sm_75, 128 B on "
-     "sm_80+): round each block's bytes up before dividing"),
-    ({"quarters": False}, "the register file is split into 4 quarters, one per warp scheduler, "
-     "and a warp's registers come from one quarter: count warps per quarter first"),
-    ({"reg_rounding": False}, "registers are allocated per warp in units of 256: round "
-     "regs·32 up to a multiple of 256"),
-    ({"per_thread_regs": True}, "registers go per warp (rounded up to 256) from one of 4 "
-     "quarters, not per thread from one pool"),
-    ({"block_cap": False}, "there is also a cap on resident blocks per SM (16 on sm_75, 32 "
-     "on sm_80/sm_90)"),
-    ({"warp_ceil": False}, "a block takes whole warps: round threads/32 up"),
+    ({"reserved": False}, N_("the 1 KiB the driver reserves per block is missing: on sm_80 and "
+     "newer every block takes its shared memory + 1024 B")),
+    ({"smem_rounding": False}, N_("shared memory is allocated in units (256 B on sm_75, 128 B on "
+     "sm_80+): round each block's bytes up before dividing")),
+    ({"quarters": False}, N_("the register file is split into 4 quarters, one per warp scheduler, "
+     "and a warp's registers come from one quarter: count warps per quarter first")),
+    ({"reg_rounding": False}, N_("registers are allocated per warp in units of 256: round "
+     "regs·32 up to a multiple of 256")),
+    ({"per_thread_regs": True}, N_("registers go per warp (rounded up to 256) from one of 4 "
+     "quarters, not per thread from one pool")),
+    ({"block_cap": False}, N_("there is also a cap on resident blocks per SM (16 on sm_75, 32 "
+     "on sm_80/sm_90)")),
+    ({"warp_ceil": False}, N_("a block takes whole warps: round threads/32 up")),
 )
 
 
@@ -99,7 +100,7 @@ def _call(fn: Callable[..., Any], case: Case, name: str) -> Any:
         return fn(*case)
     except NotImplementedError:
         raise OccupancyPredictionError(
-            not_written_message(name, then="with your code")) from None
+            not_written_message(name, then=_("with your code"))) from None
 
 
 def _explain(case: Case, got: Any) -> str:
@@ -110,9 +111,9 @@ def _explain(case: Case, got: Any) -> str:
         except (ZeroDivisionError, ValueError):
             continue
         if alt != correct and got == alt:
-            return hint
-    return ("work through each limit (warps, registers, shared memory, the block cap) and take "
-            "the smallest")
+            return _(hint)
+    return _("work through each limit (warps, registers, shared memory, the block cap) and take "
+             "the smallest")
 
 
 def check_blocks_per_sm_prediction(fn: Callable[..., Any], cases: Sequence[Case],
@@ -125,13 +126,16 @@ def check_blocks_per_sm_prediction(fn: Callable[..., Any], cases: Sequence[Case]
         what = f"predict_blocks_per_sm({case[0]}, {case[1]}, {case[2]}, {case[3]})"
         if isinstance(got, bool) or not isinstance(got, int) and not (
                 hasattr(got, "__index__")):
-            raise OccupancyPredictionError(f"{what} returned {got!r}: return a whole number of "
-                                           "blocks (an int; use // to divide)")
+            raise OccupancyPredictionError(_("{what} returned {value}: return a whole number of "
+                                             "blocks (an int; use // to divide)").format(
+                what=what, value=repr(got)))
         if int(got) != occ.blocks_per_sm:
-            raise OccupancyPredictionError(
-                f"{what} returned {got}, which is not right: {_explain(case, int(got))}.")
+            raise OccupancyPredictionError(_("{what} returned {value}, which is not right: "
+                                             "{hint}.").format(what=what, value=got,
+                                                               hint=_explain(case, int(got))))
     if not quiet:
-        print(f"✓ predict_blocks_per_sm agrees with the occupancy model on {len(cases)} cases")
+        print(_("✓ predict_blocks_per_sm agrees with the occupancy model on {count} cases").format(
+            count=len(cases)))
 
 
 def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
@@ -145,24 +149,25 @@ def check_occupancy_prediction(fn: Callable[..., Any], cases: Sequence[Case],
         try:
             value = float(got)
         except (TypeError, ValueError):
-            raise OccupancyPredictionError(f"{what} returned {got!r}: return a number between "
-                                           "0 and 1") from None
+            raise OccupancyPredictionError(_("{what} returned {value}: return a number between 0 "
+                                             "and 1").format(what=what, value=repr(got))) from None
         if math.isclose(value, occ.occupancy, rel_tol=1e-9, abs_tol=1e-9):
             continue
         lim = ARCH_LIMITS[case[0]]
         if math.isclose(value, 100 * occ.occupancy, rel_tol=1e-9):
-            hint = "that is a percentage: return a fraction between 0 and 1"
+            hint = _("that is a percentage: return a fraction between 0 and 1")
         elif math.isclose(value, occ.blocks_per_sm * case[1] / (lim.max_warps_per_sm * 32),
                           rel_tol=1e-9):
-            hint = ("you counted threads; count whole warps (a block of 48 threads takes 2 "
-                    "warps)")
+            hint = _("you counted threads; count whole warps (a block of 48 threads takes 2 "
+                     "warps)")
         elif math.isclose(value, occ.blocks_per_sm / lim.max_blocks_per_sm, rel_tol=1e-9):
-            hint = "occupancy counts warps, not blocks: resident warps / max warps per SM"
+            hint = _("occupancy counts warps, not blocks: resident warps / max warps per SM")
         else:
-            hint = "occupancy = (blocks per SM × warps per block) / max warps per SM"
-        raise OccupancyPredictionError(f"{what} returned {got!r}, expected a different value: "
-                                       f"{hint}")
+            hint = _("occupancy = (blocks per SM × warps per block) / max warps per SM")
+        raise OccupancyPredictionError(_("{what} returned {value}, expected a different value: "
+                                         "{hint}").format(what=what, value=repr(got), hint=hint))
     if not quiet:
-        print(f"✓ predict_occupancy agrees with the occupancy model on {len(cases)} cases")
+        print(_("✓ predict_occupancy agrees with the occupancy model on {count} cases").format(
+            count=len(cases)))
 
 

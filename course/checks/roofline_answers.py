@@ -18,6 +18,7 @@ import numpy as np
 
 from course.checks.answers import AnswerError, expect_close
 from course.checks.intensity_answers import Mistake, mistaken_values
+from course.runtime.i18n import N_, _
 from course.trust import gate
 from course.trust.code_policy import DisallowedCodeError
 from course.trust.kernel_source import bundle_from_objects
@@ -55,31 +56,31 @@ def roof_model(ai: float, peak: float, bandwidth: float, *, swapped: bool = Fals
     return max(peak, memory) if maximum else min(peak, memory)
 
 
-_SWAPPED = ("peak and bandwidth are swapped: the memory roof is bandwidth_gbs × ai, the cap is "
-            "peak_gflops")
+_SWAPPED = (N_("peak and bandwidth are swapped: the memory roof is bandwidth_gbs × ai, the cap is "
+            "peak_gflops"))
 
 RIDGE_MISTAKES = (
-    Mistake({"swapped": True}, "peak and bandwidth are swapped: the ridge is peak / bandwidth "
-            "(GFLOP/s ÷ GB/s = FLOP/byte)"),
-    Mistake({"multiplied": True}, "the ridge is where bandwidth × AI = peak, so AI = peak / "
-            "bandwidth: divide, do not multiply"),
-    Mistake({"t4": True}, "that is the T4's ridge: use the arguments, not fixed numbers"),
+    Mistake({"swapped": True}, N_("peak and bandwidth are swapped: the ridge is peak / bandwidth "
+            "(GFLOP/s ÷ GB/s = FLOP/byte)")),
+    Mistake({"multiplied": True}, N_("the ridge is where bandwidth × AI = peak, so AI = peak / "
+            "bandwidth: divide, do not multiply")),
+    Mistake({"t4": True}, N_("that is the T4's ridge: use the arguments, not fixed numbers")),
 )
 
 ROOF_MISTAKES = (
-    Mistake({"maximum": True}, "that is the higher of the two roofs: the limit is the lower "
-            "one, min(peak, bandwidth × ai), not the maximum"),
-    Mistake({"uncapped": True}, "above the ridge the peak caps the result: min(peak, "
-            "bandwidth × ai), not bandwidth × ai alone"),
+    Mistake({"maximum": True}, N_("that is the higher of the two roofs: the limit is the lower "
+            "one, min(peak, bandwidth × ai), not the maximum")),
+    Mistake({"uncapped": True}, N_("above the ridge the peak caps the result: min(peak, "
+            "bandwidth × ai), not bandwidth × ai alone")),
     Mistake({"swapped": True}, _SWAPPED),
-    Mistake({"peak_slope": True}, "the memory roof is bandwidth × ai, not peak × ai (and the "
-            "result never exceeds the peak)"),
-    Mistake({"divided": True}, "the memory roof is bandwidth × ai, not bandwidth / ai"),
-    Mistake({"none_kept": True}, "no roof was kept: where a strict `<` selects one roof, a "
-            "`>=` must select the other, so that one term is always kept (look at the ridge)"),
-    Mistake({"peak_twice": True}, "twice the peak: both terms were kept where one belongs "
+    Mistake({"peak_slope": True}, N_("the memory roof is bandwidth × ai, not peak × ai (and the "
+            "result never exceeds the peak)")),
+    Mistake({"divided": True}, N_("the memory roof is bandwidth × ai, not bandwidth / ai")),
+    Mistake({"none_kept": True}, N_("no roof was kept: where a strict `<` selects one roof, a "
+            "`>=` must select the other, so that one term is always kept (look at the ridge)")),
+    Mistake({"peak_twice": True}, N_("twice the peak: both terms were kept where one belongs "
             "(at the ridge the two roofs are equal); where a strict `<` selects one roof, a "
-            "`>=` must select the other"),
+            "`>=` must select the other")),
 )
 
 
@@ -96,10 +97,11 @@ def check_attainable(fn: Callable[..., Any], cases: Sequence[tuple[float, float,
     """Check ``attainable_gflops(ai, peak_gflops, bandwidth_gbs)`` on single intensities."""
     gate.begin_check("check_attainable")
     for ai, peak, bandwidth in cases:
-        side = "below" if bandwidth * ai < peak else (
-            "at" if math.isclose(bandwidth * ai, peak) else "above")
+        side = _("{call}, below the ridge") if bandwidth * ai < peak else (
+            _("{call}, at the ridge") if math.isclose(bandwidth * ai, peak)
+            else _("{call}, above the ridge"))
         expect_close(fn(ai, peak, bandwidth), roof_model(ai, peak, bandwidth),
-                     f"attainable_gflops({ai:.6g}, {peak!r}, {bandwidth!r}), {side} the ridge",
+                     side.format(call=f"attainable_gflops({ai:.6g}, {peak!r}, {bandwidth!r})"),
                      mistakes=mistaken_values(roof_model, (ai, peak, bandwidth), ROOF_MISTAKES))
 
 
@@ -109,26 +111,29 @@ def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float],
     by element, in code the grader can rebuild (no ``min``/``if`` on an array)."""
     gate.begin_check("check_attainable_array")
     ai = np.array(intensities, dtype=float)
-    call = f"attainable_gflops(an array of {ai.size} intensities, {peak!r}, {bandwidth!r})"
+    call = _("attainable_gflops(an array of {count} intensities, {peak}, {bandwidth})").format(
+        count=ai.size, peak=repr(peak), bandwidth=repr(bandwidth))
     try:
         got = fn(ai, peak, bandwidth)
     except ValueError as exc:
-        raise AnswerError(
-            f"{call} raised ValueError ({exc}). It works for one number but not for an array: "
+        raise AnswerError(_(
+            "{call} raised ValueError ({error}). It works for one number but not for an array: "
             "min(x, y) and `if x < y:` need single numbers. Use arithmetic and comparisons, "
-            "which work element by element (see section 4)") from None
+            "which work element by element (see section 4)").format(call=call, error=exc)
+        ) from None
     if np.shape(got) != ai.shape:
-        raise AnswerError(f"{call} returned {got!r}; return an array with one limit per "
-                          "intensity")
+        raise AnswerError(_("{call} returned {value}; return an array with one limit per "
+                            "intensity").format(call=call, value=repr(got)))
     for x, value in zip(ai, np.asarray(got), strict=True):
         expect_close(value, roof_model(x, peak, bandwidth),
-                     f"attainable_gflops(ai, {peak!r}, {bandwidth!r}) at ai = {x:.4g}",
+                     _("attainable_gflops(ai, {peak}, {bandwidth}) at ai = {ai}").format(
+                         peak=repr(peak), bandwidth=repr(bandwidth), ai=f"{x:.4g}"),
                      mistakes=mistaken_values(roof_model, (x, peak, bandwidth), ROOF_MISTAKES))
     try:
         bundle_from_objects({"attainable_gflops": fn})  # what the grader rebuilds
     except DisallowedCodeError as exc:
-        raise AnswerError(f"{exc} For arrays, combine comparisons and arithmetic, which work "
-                          "element by element (section 4)") from None
+        raise AnswerError(_("{error} For arrays, combine comparisons and arithmetic, which "
+                            "work element by element (section 4)").format(error=exc)) from None
 
 
 def bound_model(ai: float, peak: float, bandwidth: float, *, inclusive: bool = False,
@@ -140,11 +145,11 @@ def bound_model(ai: float, peak: float, bandwidth: float, *, inclusive: bool = F
 
 
 BOUND_MISTAKES = (
-    Mistake({"inclusive": True}, '"memory" only when ai < critical_ai (strictly): at the ridge '
-            'itself the answer is "compute"'),
-    Mistake({"inverted": True}, "the sides are swapped: below the ridge the memory roof is the "
-            'lower one ("memory"), above it the peak ("compute")'),
-    Mistake({"t4": True}, "use the arguments (through critical_ai), not the T4's ridge"),
+    Mistake({"inclusive": True}, N_('"memory" only when ai < critical_ai (strictly): at the ridge '
+            'itself the answer is "compute"')),
+    Mistake({"inverted": True}, N_("the sides are swapped: below the ridge the memory roof is the "
+            'lower one ("memory"), above it the peak ("compute")')),
+    Mistake({"t4": True}, N_("use the arguments (through critical_ai), not the T4's ridge")),
 )
 
 
@@ -158,13 +163,22 @@ def check_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, floa
         if got == right:
             continue
         ridge = ridge_model(peak, bandwidth)
-        where = "below" if ai < ridge else ("exactly at" if ai == ridge else "above")
-        hints = [m.hint for m in BOUND_MISTAKES
+        where = (N_("{ai} FLOP/byte is below this machine's ridge") if ai < ridge else
+                 N_("{ai} FLOP/byte is exactly at this machine's ridge") if ai == ridge else
+                 N_("{ai} FLOP/byte is above this machine's ridge"))
+        hints = [_(m.hint) for m in BOUND_MISTAKES
                  if bound_model(ai, peak, bandwidth, **m.toggles) not in (right, None)
                  and got == bound_model(ai, peak, bandwidth, **m.toggles)]
         if got not in ("memory", "compute"):
-            hints = ['return exactly the string "memory" or "compute"']
-        raise AnswerError(f"bound({ai:.6g}, {peak!r}, {bandwidth!r}) returned {got!r}: "
-                          f"{ai:.6g} FLOP/byte is {where} this machine's ridge "
-                          f"({peak:g} / {bandwidth:g} = {ridge:.6g}), so the answer is "
-                          f"{right!r}" + (f"; {'; or '.join(hints)}" if hints else ""))
+            hints = [_('return exactly the string "memory" or "compute"')]
+        message = _("{call} returned {value}: {where} ({peak} / {bandwidth} = {ridge}), so the "
+                    "answer is {right}").format(
+            call=f"bound({ai:.6g}, {peak!r}, {bandwidth!r})", value=repr(got),
+            where=_(where).format(ai=f"{ai:.6g}"), peak=f"{peak:g}", bandwidth=f"{bandwidth:g}",
+            ridge=f"{ridge:.6g}", right=repr(right))
+        if hints:
+            joined = hints[0]
+            for hint in hints[1:]:
+                joined = _("{hint}; or {other}").format(hint=joined, other=hint)
+            message = _("{message}; {hint}").format(message=message, hint=joined)
+        raise AnswerError(message)

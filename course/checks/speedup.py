@@ -25,8 +25,10 @@ from typing import Any
 from course.gemm import inspection
 from course.gemm.launch import naive, tiled
 from course.gemm.operands import diagnose, random_operands, run_guarded
+from course.perf.budget import LaunchBudget, TimingBudgetExceeded
 from course.perf.timing import UnverifiedTimingError, time_gemm
 from course.runtime import backend, gpu_classes, gpulock
+from course.runtime.i18n import N_, _
 from course.runtime.seeds import fresh_seed
 from course.trust import gate, runner
 from course.trust.kernel_source import SourceBundle, bundle_from_objects
@@ -38,6 +40,8 @@ SPEEDUP_TILE = 32
 SPEEDUP_REPEATS = 20
 #: the grader points this at a JSON file {"gemm_naive": bundle} holding the reference kernel.
 REFERENCE_ENV = "COURSE_REFERENCE_NAIVE"
+#: the kernels a speedup times, as the report names them (translated when shown).
+TIMED_KERNELS = (N_("tiled"), N_("own naive"), N_("reference naive"))
 
 
 class SpeedupCheckError(AssertionError):
@@ -59,12 +63,27 @@ class SpeedupReport:
     gpu_class: str = ""  # course.gpu_classes.GpuClass.describe() of the GPU it ran on
 
     def __str__(self) -> str:
-        ref = (f"{self.vs_reference:.2f}× the speed of the course's naive kernel, "
-               if self.vs_reference is not None else "")
-        times = ", ".join(f"{k} {v:.3f} ms" for k, v in self.ms.items())
-        where = f"; threshold for {self.gpu_class}" if self.gpu_class else ""
-        return (f"tile {self.tile} at {self.size}³: {ref}{self.vs_own_naive:.2f}× the speed of "
-                f"your naive kernel (threshold {self.threshold}×{where}). Medians: {times}")
+        ref = (_("{ratio}× the speed of the course's naive kernel, ").format(
+            ratio=f"{self.vs_reference:.2f}") if self.vs_reference is not None else "")
+        times = ", ".join(f"{_(k)} {v:.3f} ms" for k, v in self.ms.items())
+        where = (_("; threshold for {gpu}").format(gpu=self.gpu_class) if self.gpu_class
+                 else "")
+        return _("tile {tile} at {size}³: {ref}{ratio}× the speed of your naive kernel "
+                 "(threshold {threshold}×{where}). Medians: {times}").format(
+            tile=self.tile, size=self.size, ref=ref, ratio=f"{self.vs_own_naive:.2f}",
+            threshold=self.threshold, where=where, times=times)
+
+
+#: what each timed kernel is, in the reason a timing that overran its budget gives.
+KERNEL_LABELS = {"tiled": "your tiled kernel", "own naive": "your naive kernel",
+                 "reference naive": "the course's naive kernel"}
+
+
+def timing_budget(names: list[str], size: int) -> LaunchBudget:
+    """The budget of a speedup timing (:mod:`course.perf.budget`): derived from the course's
+    naive kernel where the grader supplies it, else from the student's own."""
+    reference = "reference naive" if "reference naive" in names else "own naive"
+    return LaunchBudget(reference=reference, size=f"{size}³", labels=KERNEL_LABELS)
 
 
 #: the quick correctness look before timing: ragged, and not a multiple of any tile.
@@ -88,15 +107,19 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
         C, outside = run_guarded(gk, A, B)
         problem = diagnose(C, A, B, gk.tile or 16, outside)
         if problem:
-            return {"error": f"{name} kernel is not correct: {problem}"}
+            return {"error": _("{name} kernel is not correct: {problem}").format(
+                name=_(name), problem=problem)}
     renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
-            timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed)
+            timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed,
+                                budget=timing_budget(list(gemms), size))
+    except TimingBudgetExceeded as exc:
+        return {"error": str(exc)}
     except UnverifiedTimingError as exc:
-        return {"error": f"the {exc} The correctness tests use small shapes; a speedup only "
-                         f"counts for launches that computed C = A·B at the timed size, "
-                         f"{size}³"}
+        return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
+                           "only counts for launches that computed C = A·B at the timed size, "
+                           "{size}³").format(problem=exc, size=size)}
     b = backend.detect()
     return {"ms": {k: t.median_ms for k, t in timings.items()}, "device": b.device_name,
             "compute_capability": b.compute_capability, "verified": True}
@@ -121,9 +144,10 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
         raise NotMeasuredError("speedup: measured by the grader in a separate process")
     b = backend.detect()
     if b.kind != "gpu":
-        raise NotMeasuredError(
-            f"speedup not measured: this machine has no GPU ({b.reason}). It is measured when "
-            "the notebook runs on a GPU; it is never counted as passed without one."
+        raise NotMeasuredError(_(
+            "speedup not measured: this machine has no GPU ({reason}). It is measured when the "
+            "notebook runs on a GPU; it is never counted as passed without one.").format(
+                reason=b.reason)
         )
     student = bundle_from_objects({"make_gemm_tiled": make_gemm_tiled, "gemm_naive": gemm_naive})
     # First a deterministic look on the simulator: a kernel with a barrier race can pass or
@@ -132,8 +156,9 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     problem = seen.get("error") or (seen.get("races") or [None])[0] or \
         (seen.get("uninitialised") or [None])[0] or seen.get("problem")
     if problem:
-        raise SpeedupCheckError(f"no speedup points yet: make_gemm_tiled(8) is not correct "
-                                f"({problem}); fix the correctness tests first")
+        raise SpeedupCheckError(_("no speedup points yet: make_gemm_tiled(8) is not correct "
+                                  "({problem}); fix the correctness tests first").format(
+                                      problem=problem))
     reference = _reference_bundle()
     bundles = {"student": student.to_json()}
     if reference is not None:
@@ -142,9 +167,9 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
            "repeats": repeats, "seed": fresh_seed()}
     out = runner.run_job(job, simulator=False)
     if out.get("not_measured"):
-        raise NotMeasuredError(f"speedup not measured: {out['not_measured']}")
+        raise NotMeasuredError(_("speedup not measured: {why}").format(why=out["not_measured"]))
     if out.get("error"):
-        raise SpeedupCheckError(f"no speedup points: {out['error']}")
+        raise SpeedupCheckError(_("no speedup points: {why}").format(why=out["error"]))
     ms = out["ms"]
     vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
     cc = out.get("compute_capability")
@@ -159,10 +184,10 @@ def check_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, **kwar
     report = measure_speedup(make_gemm_tiled, gemm_naive, **kwargs)
     decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
     if decisive < report.threshold:
-        raise SpeedupCheckError(
-            f"your tiled kernel runs at {decisive:.2f}× the speed of the naive kernel; at least "
-            f"{report.threshold}× is expected. {report}. Is the multiply loop reading shared "
-            "memory only? Does each block load each tile exactly once?"
-        )
+        raise SpeedupCheckError(_(
+            "your tiled kernel runs at {ratio}× the speed of the naive kernel; at least "
+            "{threshold}× is expected. {report}. Is the multiply loop reading shared memory "
+            "only? Does each block load each tile exactly once?").format(
+                ratio=f"{decisive:.2f}", threshold=report.threshold, report=report))
     print(f"✓ {report}")
     return report

@@ -14,8 +14,9 @@ from typing import Any
 
 from course.gemm import inspection
 from course.gemm.reads import naive_reads, tiled_reads
+from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
-from course.trust import gate
+from course.trust import gate, replay
 
 #: a tiled kernel may read at most this multiple of the whole-tile model count.
 TRAFFIC_SLACK = 1.25
@@ -35,11 +36,14 @@ class TrafficReport:
 
     def __str__(self) -> str:
         M, N, K = self.shape
-        return (f"✓ tile {self.tile}, {M}×{N}×{K}: your kernel read {self.reads:,} elements of "
-                f"A and B; the whole-tile model says {self.model:,}; the naive kernel reads "
-                f"{self.naive:,} ({self.naive / max(self.reads, 1):.1f}× more)")
+        return _("✓ tile {tile}, {shape}: your kernel read {reads} elements of A and B; the "
+                 "whole-tile model says {model}; the naive kernel reads {naive} ({ratio}× more)"
+                 ).format(tile=self.tile, shape=f"{M}×{N}×{K}", reads=f"{self.reads:,}",
+                          model=f"{self.model:,}", naive=f"{self.naive:,}",
+                          ratio=f"{self.naive / max(self.reads, 1):.1f}")
 
 
+@replay.replayable
 def check_traffic(factory: Callable[[int], Any], tile: int = 16,
                   shape: tuple[int, int, int] | None = None, quiet: bool = False
                   ) -> TrafficReport:
@@ -48,20 +52,24 @@ def check_traffic(factory: Callable[[int], Any], tile: int = 16,
     M, N, K = shape or (tile + 3, tile + 1, 2 * tile + 3)
     seen = inspection.inspect_tiled(factory, tile, (M, N, K), fresh_seed())
     if seen.get("error"):
-        raise TrafficCheckError(f"make_gemm_tiled({tile}) could not be counted: {seen['error']}")
+        raise TrafficCheckError(_("{kernel} could not be counted: {why}").format(
+            kernel=f"make_gemm_tiled({tile})", why=seen["error"]))
     reads = int(seen["reads_a"]) + int(seen["reads_b"])
     model = tiled_reads(M, N, K, tile)
     report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
     if reads > TRAFFIC_SLACK * model:
-        raise TrafficCheckError(
-            f"make_gemm_tiled({tile}) read {reads:,} elements of A and B for M={M}, N={N}, "
-            f"K={K}; a tiled kernel loads about {model:,} (whole tiles), at most "
-            f"{TRAFFIC_SLACK}× that is accepted, and the naive kernel reads {report.naive:,}. "
-            "Each thread should read ONE element of A and ONE of B per step into shared "
-            "memory; the multiply loop must read only the shared tiles."
-        )
+        raise TrafficCheckError(_(
+            "{kernel} read {reads} elements of A and B for M={M}, N={N}, K={K}; "
+            "a tiled kernel loads about {model} (whole tiles), at most {slack}× that is "
+            "accepted, and the naive kernel reads {naive}. Each thread should read ONE element "
+            "of A and ONE of B per step into shared memory; the multiply loop must read only "
+            "the shared tiles.").format(kernel=f"make_gemm_tiled({tile})", reads=f"{reads:,}",
+                                        M=M, N=N, K=K,
+                                        model=f"{model:,}", slack=TRAFFIC_SLACK,
+                                        naive=f"{report.naive:,}"))
     if reads == 0:
-        raise TrafficCheckError(f"make_gemm_tiled({tile}) read nothing from A or B")
+        raise TrafficCheckError(_("{kernel} read nothing from A or B").format(
+            kernel=f"make_gemm_tiled({tile})"))
     if not quiet:
         print(report)
     return report

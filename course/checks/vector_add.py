@@ -26,8 +26,9 @@ from course.perf.ceilings import (
 )
 from course.runtime import backend
 from course.runtime.errors import not_written_message, not_written_yet
+from course.runtime.i18n import _, ngettext
 from course.runtime.seeds import generator
-from course.trust import gate
+from course.trust import gate, replay
 
 #: sizes for the check: 1 element, around one block, and ragged multi-block sizes.
 GPU_SIZES = (1, 255, 256, 257, 1000, 100_003, 2**20 + 7)
@@ -48,10 +49,11 @@ class VectorAddReport:
     backend: str
 
     def __str__(self) -> str:
-        return (f"✓ vector_add is correct for n = {', '.join(f'{n:,}' for n in self.sizes)}, "
-                f"on grids of 1 block, {ALIAS_BLOCKS} blocks and one thread per element "
-                f"(blocks of {VECTOR_ADD_BLOCK} threads), and with c the same array as a "
-                f"[{self.backend}]")
+        return _("✓ vector_add is correct for n = {sizes}, on grids of 1 block, {blocks} blocks "
+                 "and one thread per element (blocks of {threads} threads), and with c the same "
+                 "array as a [{backend}]").format(
+            sizes=", ".join(f"{n:,}" for n in self.sizes), blocks=ALIAS_BLOCKS,
+            threads=VECTOR_ADD_BLOCK, backend=self.backend)
 
 
 def check_grids(n: int) -> list[int]:
@@ -71,54 +73,54 @@ def _guarded_device(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:
     return dev, dev[VECTOR_GUARD:VECTOR_GUARD + data.size]
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}" + ("" if count == 1 else "s")
-
-
 def _diagnose(n: int, blocks: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
               wrote_outside: bool, changed_inputs: str) -> str | None:
     """What is wrong with c = a + b as computed on ``blocks`` blocks, or None if it is right."""
 
-    where = f"for n = {n:,} on {grid_words(blocks)}"
+    where = _("for n = {n} on {grid}").format(n=f"{n:,}", grid=grid_words(blocks))
     if wrote_outside:
-        return (f"{where} your kernel wrote past the end of c: the loop must stop before "
-                f"c.size, as `{LOOP_HINT}:` does")
+        return _("{where} your kernel wrote past the end of c: the loop must stop before c.size, "
+                 "as `{loop}:` does").format(where=where, loop=LOOP_HINT)
     if changed_inputs:
-        return f"{where} your kernel changed {changed_inputs}: only c is the output; read a " \
-               "and b, write c"
+        return _("{where} your kernel changed {inputs}: only c is the output; read a and b, "
+                 "write c").format(where=where, inputs=changed_inputs)
     unwritten = c.view(np.uint32) == C_POISON_BITS
     grid = blocks * VECTOR_ADD_BLOCK
     if unwritten.all():
         if n == 1:
-            return (f"{where} c[0] was never written: the loop must include i = 0 and run up "
-                    f"to c.size, as `{LOOP_HINT}:` does, and store c[i] = a[i] + b[i] (the "
-                    "arguments come in the order a, b, c)")
-        return (f"{where} c was never written: does the kernel store c[i] = a[i] + b[i] for "
-                f"every i of `{LOOP_HINT}:`? The arguments come in the order (a, b, c).")
+            return _("{where} c[0] was never written: the loop must include i = 0 and run up to "
+                     "c.size, as `{loop}:` does, and store c[i] = a[i] + b[i] (the arguments "
+                     "come in the order a, b, c)").format(where=where, loop=LOOP_HINT)
+        return _("{where} c was never written: does the kernel store c[i] = a[i] + b[i] for "
+                 "every i of `{loop}:`? The arguments come in the order (a, b, c).").format(
+                     where=where, loop=LOOP_HINT)
     if unwritten.any():
         first = int(np.argmax(unwritten))
         count = int(unwritten.sum())
         if first == grid and count == n - grid:
-            hint = (f"each thread handled one element, but the grid has only {grid:,} threads "
-                    f"for {n:,} elements. Let every thread go on to i + cuda.gridsize(1), "
-                    f"i + 2·cuda.gridsize(1), …, a grid-stride loop: `{LOOP_HINT}:`")
+            hint = _("each thread handled one element, but the grid has only {grid} threads for "
+                     "{n} elements. Let every thread go on to i + cuda.gridsize(1), "
+                     "i + 2·cuda.gridsize(1), …, a grid-stride loop: `{loop}:`").format(
+                         grid=f"{grid:,}", n=f"{n:,}", loop=LOOP_HINT)
         elif first == VECTOR_ADD_BLOCK and count == n - first:
-            hint = ("only the first block's elements were written: start at i = cuda.grid(1) "
-                    "(= blockIdx.x·blockDim.x + threadIdx.x, which includes the block) and "
-                    "step by cuda.gridsize(1), the threads of the whole grid")
+            hint = _("only the first block's elements were written: start at i = cuda.grid(1) "
+                     "(= blockIdx.x·blockDim.x + threadIdx.x, which includes the block) and "
+                     "step by cuda.gridsize(1), the threads of the whole grid")
         elif count == n - first:
-            hint = (f"the last elements are missing: the loop must run up to c.size, as "
-                    f"`{LOOP_HINT}:` does")
+            hint = _("the last elements are missing: the loop must run up to c.size, as "
+                     "`{loop}:` does").format(loop=LOOP_HINT)
         else:
-            hint = ("every element needs a thread: start at i = cuda.grid(1) and step by "
-                    f"cuda.gridsize(1), `{LOOP_HINT}:`")
-        verb = "was" if count == 1 else "were"
-        return (f"{where}, {_plural(count, 'element')} of c (the first is c[{first}]) {verb} "
-                f"never written (still NaN): {hint}")
+            hint = _("every element needs a thread: start at i = cuda.grid(1) and step by "
+                     "cuda.gridsize(1), `{loop}:`").format(loop=LOOP_HINT)
+        return ngettext(
+            "{where}, {count} element of c (the first is c[{first}]) was never written (still "
+            "NaN): {hint}",
+            "{where}, {count} elements of c (the first is c[{first}]) were never written (still "
+            "NaN): {hint}", count).format(where=where, count=f"{count:,}", first=first, hint=hint)
     if not np.isfinite(c).all():
         i = int(np.argmax(~np.isfinite(c)))
-        return (f"{where} c[{i}] = {c[i]} although a and b are finite: the kernel read "
-                "outside a or b (the memory around them holds NaN)")
+        return _("{where} c[{i}] = {value} although a and b are finite: the kernel read outside "
+                 "a or b (the memory around them holds NaN)").format(where=where, i=i, value=c[i])
     a64, b64, c64 = a.astype(np.float64), b.astype(np.float64), c.astype(np.float64)
     ref = a64 + b64
     tol = 2 * np.finfo(np.float32).eps * (np.abs(a64) + np.abs(b64)) + 1e-30
@@ -126,15 +128,16 @@ def _diagnose(n: int, blocks: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     if not bad.any():
         return None
     i = int(np.argmax(bad))
-    detail = (f"c[{i}] = {c[i]:.6g}, expected a[{i}] + b[{i}] = {ref[i]:.6g}; "
-              f"{int(bad.sum()):,} of {n:,} wrong")
+    detail = _("c[{i}] = {got}, expected a[{i}] + b[{i}] = {want}; {bad} of {n} wrong").format(
+        i=i, got=f"{c[i]:.6g}", want=f"{ref[i]:.6g}", bad=f"{int(bad.sum()):,}", n=f"{n:,}")
     guesses = {"a[i] − b[i]": a64 - b64, "a[i] · b[i]": a64 * b64, "a[i]": a64, "b[i]": b64,
                "2·a[i]": 2 * a64, "2·b[i]": 2 * b64}
     for what, values in guesses.items():
         if np.all(np.abs(c64 - values) <= 2 * np.finfo(np.float32).eps * np.abs(values) + 1e-30):
-            return f"{where}: {detail}. Your kernel stores {what}; it should store a[i] + b[i]"
-    return (f"{where}: {detail}. Each loop step should add the elements at its own index i: "
-            "c[i] = a[i] + b[i]")
+            return _("{where}: {detail}. Your kernel stores {what}; it should store a[i] + b[i]"
+                     ).format(where=where, detail=detail, what=what)
+    return _("{where}: {detail}. Each loop step should add the elements at its own index i: "
+             "c[i] = a[i] + b[i]").format(where=where, detail=detail)
 
 
 def _diagnose_aliased(n: int, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> str | None:
@@ -143,14 +146,17 @@ def _diagnose_aliased(n: int, a: np.ndarray, b: np.ndarray, got: np.ndarray) -> 
     if np.all(times == 1) and np.array_equal(got, a + b):
         return None
     i = int(np.argmax(times != 1)) if np.any(times != 1) else int(np.argmax(got != a + b))
-    where = f"for n = {n:,} on {grid_words(ALIAS_BLOCKS)}, called with c the same array as a"
+    where = _("for n = {n} on {grid}, called with c the same array as a").format(
+        n=f"{n:,}", grid=grid_words(ALIAS_BLOCKS))
     if times[i] >= 2:
-        return (f"{where}: c[{i}] got b[{i}] added {int(times[i])} times, so more than one "
-                "thread handled that element. Each element needs exactly one thread: start at "
-                "cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole "
-                f"grid (not blockDim.x, not 1): `{LOOP_HINT}:`")
-    return (f"{where}: c[{i}] = {got[i]:.6g}, expected a[{i}] + b[{i}] = {a[i] + b[i]:.6g}. Each "
-            "thread should read a[i] and b[i] and store c[i] at the same index i, once")
+        return _("{where}: c[{i}] got b[{i}] added {times} times, so more than one thread "
+                 "handled that element. Each element needs exactly one thread: start at "
+                 "cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole "
+                 "grid (not blockDim.x, not 1): `{loop}:`").format(
+                     where=where, i=i, times=int(times[i]), loop=LOOP_HINT)
+    return _("{where}: c[{i}] = {got}, expected a[{i}] + b[{i}] = {want}. Each thread should "
+             "read a[i] and b[i] and store c[i] at the same index i, once").format(
+                 where=where, i=i, got=f"{got[i]:.6g}", want=f"{a[i] + b[i]:.6g}")
 
 
 def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
@@ -163,13 +169,15 @@ def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
     except Exception as exc:  # noqa: BLE001 - the student's kernel may raise anything
         if not_written_yet(exc):
             raise VectorAddCheckError(not_written_message("vector_add")) from None
-        raise VectorAddCheckError(
-            f"vector_add failed for n = {n:,} on {grid_words(blocks)}: "
-            f"{type(exc).__name__}: {exc}. An index out of range means that a thread went past "
-            f"the end of the arrays: loop only while i < c.size, as `{LOOP_HINT}:` does."
+        raise VectorAddCheckError(_(
+            "vector_add failed for n = {n} on {grid}: {kind}: {error}. An index out of range "
+            "means that a thread went past the end of the arrays: loop only while i < c.size, "
+            "as `{loop}:` does.").format(n=f"{n:,}", grid=grid_words(blocks),
+                                         kind=type(exc).__name__, error=exc, loop=LOOP_HINT)
         ) from None
 
 
+@replay.replayable
 def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int | None = None,
                      quiet: bool = False) -> VectorAddReport:
     """Check a grid-stride ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
@@ -213,7 +221,7 @@ def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int 
             x = rng.uniform(-1, 1, n).astype(np.float32)
             y = rng.uniform(0.25, 1, n).astype(np.float32)
             x_dev, dx = _guarded_device(x, in_guard)
-            _, dy = _guarded_device(y, in_guard)
+            _whole_y, dy = _guarded_device(y, in_guard)
             _launch_checked(kernel, ALIAS_BLOCKS, n, dx, dy, dx)
             problem = _diagnose_aliased(n, x, y, x_dev.copy_to_host()[VECTOR_GUARD:
                                                                       VECTOR_GUARD + n])

@@ -30,9 +30,10 @@ import numpy as np
 
 from course.gemm.launch import check_operands, quiet_numba
 from course.gemm.operands import C_POISON_BITS
+from course.runtime.i18n import N_, _
 
 MAX_REPORTED = 5
-_BARRIER_HINT = (
+_BARRIER_HINT = N_(
     "a tiled kernel needs one barrier after loading the tiles (so nobody reads a tile "
     "element before it is stored) and one after the multiply loop (so nobody overwrites a "
     "tile element another thread is still using)"
@@ -117,14 +118,16 @@ class _TrackedShared:
         w = self._writes.get(flat)
         if w is None or w[0] != block:
             self._note("uninit", self._report.uninitialised,
-                       f"thread {thread[:2]} read {self._name}{idx} before any thread of "
-                       f"its block (block {block[:2]}) wrote it: load (or zero-pad) every "
-                       "tile element before cuda.syncthreads(), then read")
+                       _("thread {thread} read {name}{index} before any thread of its block "
+                         "(block {block}) wrote it: load (or zero-pad) every tile element "
+                         "before cuda.syncthreads(), then read").format(
+                           thread=thread[:2], name=self._name, index=idx, block=block[:2]))
         elif w[1] != thread and w[2] == epoch:
             self._note("race", self._report.races,
-                       f"thread {thread[:2]} read {self._name}{idx} that thread {w[1][:2]} "
-                       "wrote with no cuda.syncthreads() in between (block "
-                       f"{block[:2]}): {_BARRIER_HINT}")
+                       _("thread {thread} read {name}{index} that thread {other} wrote with "
+                         "no cuda.syncthreads() in between (block {block}): {hint}").format(
+                           thread=thread[:2], name=self._name, index=idx, other=w[1][:2],
+                           block=block[:2], hint=_(_BARRIER_HINT)))
         self._reads.setdefault(flat, {})[(block, thread)] = epoch
         return value
 
@@ -136,15 +139,18 @@ class _TrackedShared:
             for (rblock, reader), repoch in list(self._reads.get(flat, {}).items()):
                 if rblock == block and reader != thread and repoch == epoch:
                     self._note("race", self._report.races,
-                               f"thread {thread[:2]} wrote {self._name}{idx}, which thread "
-                               f"{reader[:2]} read with no cuda.syncthreads() in between "
-                               f"(block {block[:2]}): {_BARRIER_HINT}")
+                               _("thread {thread} wrote {name}{index}, which thread {other} "
+                                 "read with no cuda.syncthreads() in between (block {block}): "
+                                 "{hint}").format(thread=thread[:2], name=self._name,
+                                                  index=idx, other=reader[:2],
+                                                  block=block[:2], hint=_(_BARRIER_HINT)))
                     break
             w = self._writes.get(flat)
             if w is not None and w[0] == block and w[1] != thread and w[2] == epoch:
                 self._note("race", self._report.races,
-                           f"threads {w[1][:2]} and {thread[:2]} both wrote "
-                           f"{self._name}{idx} in the same barrier interval")
+                           _("threads {other} and {thread} both wrote {name}{index} in the "
+                             "same barrier interval").format(other=w[1][:2], thread=thread[:2],
+                                                            name=self._name, index=idx))
             self._writes[flat] = (block, thread, epoch)
             self._reads[flat] = {}
         self._a[idx] = value
@@ -221,7 +227,7 @@ def instrumented_run(gemm: Any, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarra
     """
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
-    M, N, _ = check_operands(A, B)
+    M, N, _k = check_operands(A, B)
     report = RunReport()
     count_a, count_b = _Counter(), _Counter()
     dA, dB = _counting_array(A, count_a), _counting_array(B, count_b)

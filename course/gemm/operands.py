@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from course.gemm.launch import GemmKernel, check_operands
+from course.runtime.i18n import _
 
 Shape = tuple[int, int, int]
 
@@ -52,10 +53,10 @@ def _guarded(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:
 
 def run_guarded(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, bool]:
     """Launch with guard regions; return C and whether anything outside C was written."""
-    M, N, _ = check_operands(A, B)
+    M, N, _k = check_operands(A, B)
     in_guard = nan_with(INPUT_GUARD_BITS, (GUARD,))
-    _, dA = _guarded(A, in_guard)
-    _, dB = _guarded(B, in_guard)
+    _whole_a, dA = _guarded(A, in_guard)
+    _whole_b, dB = _guarded(B, in_guard)
     c_dev, dC = _guarded(nan_with(C_POISON_BITS, (M, N)), np.full(GUARD, C_GUARD, np.float32))
     gk.launch(dA, dB, dC)
     flat = c_dev.copy_to_host()
@@ -95,44 +96,51 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
     ref, tol = reference_and_tolerance(A, B)
 
     if wrote_outside:
-        return (f"your kernel wrote outside C for {size}: test `row < M and col < N` before "
-                "the store (threads of the last partial block fall outside C)")
+        return _("your kernel wrote outside C for {size}: test `row < M and col < N` before "
+                 "the store (threads of the last partial block fall outside C)").format(size=size)
     unwritten = C.view(np.uint32) == C_POISON_BITS
     if unwritten.all():
-        return (f"C was never written for {size}: does the kernel store into C[row, col]? "
-                "Is the bounds test the right way round?")
+        return _("C was never written for {size}: does the kernel store into C[row, col]? Is "
+                 "the bounds test the right way round?").format(size=size)
     if unwritten.any():
         full_r, full_c = (M // block) * block, (N // block) * block
         edge = full_r > 0 and full_c > 0 and unwritten[:full_r, :full_c].sum() == 0
-        hint = ("only the last, partial blocks are missing: the grid must cover all of C "
-                "(ceil division) and the bounds test must let row < M, col < N through"
-                if edge else "check that row and col come from blockIdx·blockDim + threadIdx "
-                "and that the bounds test before the store uses M and N")
-        return f"{_box(unwritten)} was never written (still NaN) for {size}: {hint}"
+        hint = (_("only the last, partial blocks are missing: the grid must cover all of C "
+                  "(ceil division) and the bounds test must let row < M, col < N through")
+                if edge else _("check that row and col come from blockIdx·blockDim + threadIdx "
+                               "and that the bounds test before the store uses M and N"))
+        return _("{where} was never written (still NaN) for {size}: {hint}").format(
+            where=_box(unwritten), size=size, hint=hint)
     if not np.isfinite(C).all():
         bad = ~np.isfinite(C)
-        return (f"{_box(bad)} holds NaN/inf for {size}, although the inputs are finite: the "
-                "kernel read outside A or B (the memory around them holds NaN) or read a "
-                "shared-memory element nobody stored. Pad out-of-range tile elements with 0.")
+        return _("{where} holds NaN/inf for {size}, although the inputs are finite: the kernel "
+                 "read outside A or B (the memory around them holds NaN) or read a "
+                 "shared-memory element nobody stored. Pad out-of-range tile elements with 0."
+                 ).format(where=_box(bad), size=size)
     err = np.abs(C - ref)
     bad = err > tol
     if not bad.any():
         return None
     if M == N and np.all(np.abs(C - ref.T) <= tol.T):
-        return (f"C looks transposed for {size}: you computed C[col, row]. The contract maps "
-                "x to columns: col = blockIdx.x·blockDim.x + threadIdx.x, row uses y")
+        return _("C looks transposed for {size}: you computed C[col, row]. The contract maps "
+                 "x to columns: col = blockIdx.x·blockDim.x + threadIdx.x, row uses y"
+                 ).format(size=size)
     i, j = np.unravel_index(np.argmax(err - tol), err.shape)
-    detail = (f"e.g. C[{i}, {j}] = {C[i, j]:.6g}, expected {ref[i, j]:.6g}; "
-              f"{bad.sum()} of {bad.size} elements wrong, in {_box(bad)}")
+    detail = _("e.g. C[{i}, {j}] = {got}, expected {want}; {bad} of {total} elements wrong, "
+               "in {where}").format(i=i, j=j, got=f"{C[i, j]:.6g}", want=f"{ref[i, j]:.6g}",
+                                    bad=bad.sum(), total=bad.size, where=_box(bad))
     step = k_step or block
-    how_many = "ceil(K / tile) tiles" if k_step is None else f"ceil(K / {step}) steps"
+    how_many = (_("ceil(K / tile) tiles") if k_step is None
+                else _("ceil(K / {step}) steps").format(step=step))
     kf = (K // step) * step
     if kf < K and np.all(np.abs(C - a64[:, :kf] @ b64[:kf]) <= tol):
-        return (f"wrong values for {size} ({detail}): the last, partial step along K was "
-                f"skipped — loop over {how_many} and zero-pad past K")
+        return _("wrong values for {size} ({detail}): the last, partial step along K was "
+                 "skipped — loop over {how_many} and zero-pad past K").format(
+                     size=size, detail=detail, how_many=how_many)
     full_r, full_c = (M // block) * block, (N // block) * block
     if full_r and full_c and not bad[:full_r, :full_c].any() and (full_r < M or full_c < N):
-        return (f"wrong values for {size}, only in the last partial tiles ({detail}): "
-                "tile elements past M, N or K must be loaded as 0, not skipped or read "
-                "out of range")
-    return f"wrong values for {size} ({detail}): compare your index arithmetic with the notes"
+        return _("wrong values for {size}, only in the last partial tiles ({detail}): tile "
+                 "elements past M, N or K must be loaded as 0, not skipped or read out of "
+                 "range").format(size=size, detail=detail)
+    return _("wrong values for {size} ({detail}): compare your index arithmetic with the "
+             "notes").format(size=size, detail=detail)

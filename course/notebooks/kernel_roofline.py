@@ -35,6 +35,8 @@ from course.perf.timing import time_gemm
 from course.runtime import backend
 from course.runtime.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, lookup
 from course.runtime.errors import MissingAnswerError
+from course.runtime.fonts import use_language_font
+from course.runtime.i18n import _
 from course.trust.code_policy import DisallowedCodeError
 
 #: the tiles notebooks 3 and 5 time and plot.
@@ -124,20 +126,24 @@ def _show_modelled(intensities: Mapping[str, float], size: int) -> None:
     import matplotlib.pyplot as plt
 
     roof = Roof.from_spec(DATASHEET[DEFAULT_SIMULATOR_DEVICE])
-    ax = plot_roofline(roof, title=f"Modelled intensities at {size}³ under a {roof.name} roof")
+    ax = plot_roofline(roof, title=_("Modelled intensities at {size}³ under a {machine} roof"
+                                     ).format(size=size, machine=roof.name))
     for i, (label, ai) in enumerate(intensities.items(), start=1):
         limit = roof.attainable(ai)
         ax.axvline(ai, color=f"C{i}", ls=":", lw=1.5)
         ax.plot([ai], [limit], "o", mfc="none", mew=2, ms=9, color=f"C{i}")
-        ax.annotate(f"{label}: ≤ {limit:,.0f} GFLOP/s", (ai, limit), xytext=(6, -14),
+        ax.annotate(_("{kernel}: ≤ {limit} GFLOP/s").format(kernel=label, limit=f"{limit:,.0f}"),
+                    (ai, limit), xytext=(6, -14),
                     textcoords="offset points", fontsize=8, color=f"C{i}",
                     bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1})
     plt.show()
     for label, ai in intensities.items():
-        side = "memory" if ai < roof.ridge_ai else "compute"
-        print(f"{label:10s} AI {ai:7.3f} → at most {roof.attainable(ai):7,.0f} GFLOP/s on a "
-              f"{roof.name} ({side}-bound)")
-    print("Measured points need a GPU: the simulator has no clock worth reading.")
+        line = (_("{kernel} AI {ai} → at most {limit} GFLOP/s on a {machine} (memory-bound)")
+                if ai < roof.ridge_ai else
+                _("{kernel} AI {ai} → at most {limit} GFLOP/s on a {machine} (compute-bound)"))
+        print(line.format(kernel=f"{label:10s}", ai=f"{ai:7.3f}",
+                          limit=f"{roof.attainable(ai):7,.0f}", machine=roof.name))
+    print(_("Measured points need a GPU: the simulator has no clock worth reading."))
 
 
 def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
@@ -161,7 +167,8 @@ def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
         return points
     shown = [p for p in points if p.label != "tiled 16"]
     plot_roofline(Roof.from_spec(spec), shown,
-                  title=f"Your kernels at {size}³ on {spec.name} (FP32 datasheet roof)")
+                  title=_("Your kernels at {size}³ on {machine} (FP32 datasheet roof)").format(
+                      size=size, machine=spec.name))
     plt.show()
     return points
 
@@ -194,8 +201,10 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
     spec = lookup(b.device_name or "")
     roofs = [roof] + ([Roof("datasheet", spec.fp32_peak_gflops, spec.bandwidth_gbs)]
                       if spec else [])
+    use_language_font()  # before the figure exists: its title and labels take the font then
     fig, ax = plt.subplots(figsize=(10, 6), layout="constrained")
-    plot_roofline(roofs, points, ax=ax, title=f"Your kernels at {size}³ on {b.device_name}")
+    plot_roofline(roofs, points, ax=ax, title=_("Your kernels at {size}³ on {machine}").format(
+        size=size, machine=b.device_name))
     plt.show()
     for p in points:
         side = "memory" if p.ai < roof.ridge_ai else "compute"
@@ -236,6 +245,7 @@ def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
         print(f"{p.label:16s} {p.gflops / 1e3:6.1f} TFLOP/s")
     spec = lookup(backend.detect().device_name or "")
     if spec is not None:
-        plot_roofline(Roof.from_spec(spec), points, title=f"{size}³ FP32 on {spec.name}")
+        plot_roofline(Roof.from_spec(spec), points, title=_("{size}³ FP32 on {machine}").format(
+            size=size, machine=spec.name))
         plt.show()
     return points

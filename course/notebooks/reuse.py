@@ -33,6 +33,7 @@ from typing import Any
 
 from course.runtime import backend
 from course.runtime.errors import MissingAnswerError
+from course.runtime.i18n import _
 from course.trust.kernel_source import bundle_from_cells
 
 #: where Colab mounts Google Drive, and the student's "My Drive" inside it.
@@ -87,7 +88,7 @@ def _where_words(folders: list[Path]) -> str:
 
 def colab_steps(name: str) -> str:
     """What a student on Colab does to make ``name`` findable (several lines)."""
-    return (
+    return _(
         "On Colab each notebook runs on its own machine, so it cannot see the others unless "
         "you tell it where they are. Either:\n"
         "  1. keep the week's notebooks in one Google Drive folder (File → Save a copy in "
@@ -98,12 +99,12 @@ def colab_steps(name: str) -> str:
         "another folder, give its path in My Drive: reuse.use_drive_folder(\"GPU/week4\"). "
         "The folder is remembered on your Drive: in the week's later notebooks, running "
         "reuse.use_drive_folder() again is enough; or\n"
-        f"  2. download {name} (File → Download → Download .ipynb, in that notebook's tab) and "
+        "  2. download {name} (File → Download → Download .ipynb, in that notebook's tab) and "
         "run, in a new cell:\n"
         "         from course import reuse; reuse.upload_notebooks()\n"
         "     and pick the file.\n"
         "Then run this cell again."
-    )
+    ).format(name=name)
 
 
 def locate(notebook: str | Path) -> Path:
@@ -117,10 +118,11 @@ def locate(notebook: str | Path) -> Path:
         found = _candidates(folder, path.name)
         if found:
             return max(found, key=lambda p: (p.stat().st_mtime, p.name))
-    line = (f"{path.name} was not found in {_where_words(folders)}: keep the week's notebooks "
-            "together in one folder")
+    line = _("{name} was not found in {where}: keep the week's notebooks together in one "
+             "folder").format(name=path.name, where=_where_words(folders))
     if backend.on_colab():
-        line = (f"{path.name} was not found in {_where_words(folders)}.\n" + colab_steps(path.name))
+        line = _("{name} was not found in {where}.").format(
+            name=path.name, where=_where_words(folders)) + "\n" + colab_steps(path.name)
     raise MissingAnswerError(line)
 
 
@@ -132,11 +134,11 @@ def use_folder(folder: str | Path) -> Path:
     global _chosen_folder
     path = Path(folder).expanduser()
     if not path.is_dir():
-        raise MissingAnswerError(f"{path} is not a folder")
+        raise MissingAnswerError(_("{path} is not a folder").format(path=path))
     _chosen_folder = path
     found = sorted({p.name for name in _WEEK for p in _candidates(path, name)})
-    print(f"Earlier notebooks will be read from {path} too "
-          f"(found there: {', '.join(found) or 'none of the week yet'}).")
+    print(_("Earlier notebooks will be read from {path} too (found there: {found}).").format(
+        path=path, found=", ".join(found) or _("none of the week yet")))
     return path
 
 
@@ -157,22 +159,23 @@ def use_drive_folder(folder: str | None = None,
     """
     if not (my_drive := _my_drive()).is_dir():
         if mount is None and not backend.on_colab():
-            raise MissingAnswerError("use_drive_folder works on Colab (it mounts Google "
-                                     "Drive); elsewhere, keep the week's notebooks in one "
-                                     "folder, or name it with reuse.use_folder(path)")
+            raise MissingAnswerError(_("use_drive_folder works on Colab (it mounts Google "
+                                       "Drive); elsewhere, keep the week's notebooks in one "
+                                       "folder, or name it with reuse.use_folder(path)"))
         (mount or _mount_drive)()
         if not my_drive.is_dir():
-            raise MissingAnswerError(f"Google Drive did not appear at {my_drive}: run the "
-                                     "cell again and allow access when Colab asks")
+            raise MissingAnswerError(_("Google Drive did not appear at {path}: run the cell "
+                                       "again and allow access when Colab asks").format(
+                                           path=my_drive))
     if folder is None:
         path = _remembered_drive_folder() or my_drive / DEFAULT_DRIVE_FOLDER
     else:
         path = Path(folder)
         path = path if path.is_absolute() else my_drive / path
     if not path.is_dir():
-        raise MissingAnswerError(f"{path} is not a folder in your Drive: give the folder that "
-                                 "holds your saved notebooks, e.g. "
-                                 f"reuse.use_drive_folder({DEFAULT_DRIVE_FOLDER!r})")
+        raise MissingAnswerError(_("{path} is not a folder in your Drive: give the folder that "
+                                   "holds your saved notebooks, e.g. {example}").format(
+            path=path, example=f"reuse.use_drive_folder({DEFAULT_DRIVE_FOLDER!r})"))
     (my_drive / MEMORY_NAME).write_text(json.dumps({"folder": str(path)}), encoding="utf-8")
     return use_folder(path)
 
@@ -185,21 +188,22 @@ def upload_notebooks(upload: Callable[[], dict[str, bytes]] | None = None) -> li
     """
     if upload is None:
         if not backend.on_colab():
-            raise MissingAnswerError("upload_notebooks works on Colab; elsewhere, copy the "
-                                     "notebooks into this notebook's folder")
+            raise MissingAnswerError(_("upload_notebooks works on Colab; elsewhere, copy the "
+                                       "notebooks into this notebook's folder"))
         from google.colab import files  # pragma: no cover - needs Colab
 
         upload = files.upload  # pragma: no cover
     written = []
     for name, data in upload().items():
         if not name.endswith(".ipynb"):
-            print(f"{name} is not a notebook (.ipynb): skipped")
+            print(_("{name} is not a notebook (.ipynb): skipped").format(name=name))
             continue
         target = Path.cwd() / Path(name).name
         if not target.exists() or target.read_bytes() != data:
             target.write_bytes(data)
         written.append(target)
-    print("Uploaded: " + (", ".join(p.name for p in written) or "no notebook") + ".")
+    print(_("Uploaded: {names}.").format(
+        names=", ".join(p.name for p in written) or _("no notebook")))
     return written
 
 
@@ -224,7 +228,8 @@ def definitions_from(notebook: str | Path, *names: str) -> dict[str, Any]:
         raise MissingAnswerError(f"{path.name}: {exc}") from None
     missing = [n for n in names if n not in namespace]
     if missing:
-        raise MissingAnswerError(f"{path.name} does not define {', '.join(missing)}")
+        raise MissingAnswerError(_("{notebook} does not define {names}").format(
+            notebook=path.name, names=", ".join(missing)))
     if path.parent.resolve() != Path.cwd().resolve() or path.name != Path(notebook).name:
-        print(f"(read {', '.join(names)} from {path})")
+        print(_("(read {names} from {path})").format(names=", ".join(names), path=path))
     return {n: namespace[n] for n in names}

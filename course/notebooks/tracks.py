@@ -47,6 +47,7 @@ from course.perf.experiment import (
 )
 from course.runtime import backend
 from course.runtime.errors import explain, not_written_yet
+from course.runtime.i18n import _
 from course.trust.code_policy import DisallowedCodeError
 
 __all__ = ["CUDA_C", "NUMBA", "TRACKS", "WEEK_KERNELS", "Track", "TrackKernels",
@@ -97,8 +98,10 @@ class TrackKernels:
     def describe(self) -> str:
         """One line: which track, which names, from which notebooks."""
         spec = TRACKS[self.track]
-        return (f"Using your {self.track} kernels: {spec.naive[1]} from {self.read_from[0].name}"
-                f" and {spec.tiled[1]} from {self.read_from[1].name}.")
+        return _("Using your {track} kernels: {naive} from {naive_notebook} and {tiled} from "
+                 "{tiled_notebook}.").format(
+            track=self.track, naive=spec.naive[1], naive_notebook=self.read_from[0].name,
+            tiled=spec.tiled[1], tiled_notebook=self.read_from[1].name)
 
     @property
     def can_time(self) -> bool:
@@ -158,7 +161,7 @@ def _locate(track: Track, folder: Path | None) -> list[Path | MissingAnswerError
 
 def _load(track: Track, paths: list[Path]) -> TrackKernels:
     values = [definitions_from(path, name)[name]
-              for path, (_, name) in zip(paths, (track.naive, track.tiled), strict=True)]
+              for path, (_track, name) in zip(paths, (track.naive, track.tiled), strict=True)]
     _smoke_test(track.name)(values[0], values[1])
     return TrackKernels(track.name, values[0], values[1], (paths[0], paths[1]))
 
@@ -196,12 +199,12 @@ def load_gemm_kernels(track: str | None = None, folder: str | Path | None = None
             failed.append((candidate, exc))
     if not failed:
         first = absent[0][1]
-        also = "".join(f"\n(For the {t.name} track: {' and '.join(t.notebooks)}.)"
-                       for t, _ in absent[1:])
+        also = "".join("\n" + _("(For the {track} track: {notebooks}.)").format(
+            track=t.name, notebooks=_(" and ").join(t.notebooks)) for t, _why in absent[1:])
         raise MissingAnswerError(f"{first}{also}")
     # A track none of whose notebooks is here is not the student's: name only the others.
-    raise MissingAnswerError("\n".join(f"{t.name} track ({', '.join(t.notebooks)}): {why}"
-                                       for t, why in failed))
+    raise MissingAnswerError("\n".join(_("{track} track ({notebooks}): {why}").format(
+        track=t.name, notebooks=", ".join(t.notebooks), why=why) for t, why in failed))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,13 +276,16 @@ def load_week_kernels(folder: str | Path = ".", quiet: bool = False) -> dict[str
                 loaded.append(f"{label}: {name} ({track}, {notebook})")
                 break
             except NotImplementedError:
-                reasons.append(f"{name} in {notebook} is not written yet")
+                reasons.append(_("{name} in {notebook} is not written yet").format(
+                    name=name, notebook=notebook))
             except (MissingAnswerError, DisallowedCodeError, SyntaxError, NameError,
                     CudaCompileError, CudaSourceError, NvrtcUnavailableError,
                     UnusableKernelError) as exc:
-                reasons.append(f"could not use {name} from {notebook}: {exc}")
+                reasons.append(_("could not use {name} from {notebook}: {why}").format(
+                    name=name, notebook=notebook, why=exc))
         if out[label] is None and not quiet:
-            print(f"{label}: {'; '.join(reasons or absent[:1])}; left out of the sweep")
+            print(_("{kernel}: {why}; left out of the sweep").format(
+                kernel=label, why="; ".join(reasons or absent[:1])))
     if loaded and not quiet:
-        print("Loaded " + "; ".join(loaded) + ".")
+        print(_("Loaded {kernels}.").format(kernels="; ".join(loaded)))
     return out

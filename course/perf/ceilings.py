@@ -45,6 +45,7 @@ from course.perf.timing import (
 )
 from course.perf.verify import exact_check
 from course.runtime import backend
+from course.runtime.i18n import ngettext
 
 #: threads per block for ``vector_add``.
 VECTOR_ADD_BLOCK = 256
@@ -90,7 +91,8 @@ def vector_add_launch(n: int, sm_count: int | None = None) -> tuple[int, int]:
 
 def grid_words(blocks: int) -> str:
     """"3 blocks of 256 threads": a vector-add grid in words."""
-    return f"{blocks:,} block{'' if blocks == 1 else 's'} of {VECTOR_ADD_BLOCK} threads"
+    return ngettext("{count} block of {threads} threads", "{count} blocks of {threads} threads",
+                    blocks).format(count=f"{blocks:,}", threads=VECTOR_ADD_BLOCK)
 
 
 def vector_add_bytes(n: int, bytes_per_element: int = 4) -> int:

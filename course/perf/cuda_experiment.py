@@ -51,6 +51,7 @@ from course.perf.timing import Clock, Timing, time_launches
 from course.perf.verify import UnverifiedTimingError, exact_array_check
 from course.runtime.backend import NoGPUError
 from course.runtime.errors import MissingAnswerError
+from course.runtime.i18n import _
 
 __all__ = [
     "CPU_SIZE",
@@ -95,8 +96,9 @@ def run_once(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
                                      input_guard_bits=int(INPUT_GUARD_BITS),
                                      c_guard=float(C_GUARD))
         if outside:
-            raise GemmCheckError(f"{gk.name} wrote outside C for M={M}, N={N}, "
-                                 f"K={A.shape[1]}: a missing bounds test before the store")
+            raise GemmCheckError(_("{name} wrote outside C for M={M}, N={N}, K={K}: a missing "
+                                   "bounds test before the store").format(
+                name=gk.name, M=M, N=N, K=A.shape[1]))
         return C
     try:
         run = cpu.run(cpu.build(gk.source, gk.spec, gk.tile), A, B, cfg.grid, cfg.block)
@@ -125,17 +127,20 @@ def smoke_test_cuda(naive_source: Any, tiled_source: Any, tile: int = 4) -> None
         try:
             C = run_once(build[key](), A, B)
         except NotImplementedError:
-            raise MissingAnswerError(f"{where} is not written yet: finish that notebook, save "
-                                     "it, and run this cell again") from None
+            raise MissingAnswerError(_(
+                "{name} is not written yet: finish that notebook, save it, and run this cell "
+                "again").format(name=where)) from None
         except (nvrtc.NvrtcUnavailableError, cpu.CpuRunnerUnavailableError) as exc:
-            raise MissingAnswerError(f"CUDA C kernels cannot run here: {exc}") from None
+            raise MissingAnswerError(_("CUDA C kernels cannot run here: {why}").format(
+                why=exc)) from None
         except (CudaCompileError, CudaSourceError, GemmCheckError) as exc:
             first = "\n".join(str(exc).splitlines()[:3])
-            raise MissingAnswerError(f"{where}: {first}\nPass that notebook's tests "
-                                     "first.") from None
+            raise MissingAnswerError(f"{where}: {first}\n" + _("Pass that notebook's tests "
+                                                               "first.")) from None
         if C[0, 0] != 6.0:
-            raise MissingAnswerError(f"{where} computes {float(C[0, 0])!r} for the 1×1×1 "
-                                     "product 2 · 3: pass that notebook's tests first")
+            raise MissingAnswerError(_("{name} computes {value} for the 1×1×1 product 2 · 3: "
+                                       "pass that notebook's tests first").format(
+                name=where, value=repr(float(C[0, 0]))))
 
 
 def check_writeup_correctness_cuda(naive_source: Any, tiled_source: Any, size: int | None = None,
@@ -194,7 +199,7 @@ def _kernel_batch(gk: CudaGemm, dA: Any, dB: Any, dC: Any, size: int, iters: int
     kernel(cfg.grid, cfg.block, args)
 
     def batch() -> None:
-        for _ in range(iters):
+        for _i in range(iters):
             kernel(cfg.grid, cfg.block, args)
 
     return batch
@@ -241,7 +246,7 @@ def run_writeup_experiment_cuda(naive_source: Any, tiled_source: Any, size: int 
             cp.matmul(dA, dB, out=dC)
 
             def cublas_batch(dC: Any = dC) -> None:
-                for _ in range(iters):
+                for _i in range(iters):
                     cp.matmul(dA, dB, out=dC)
 
             outputs[CUBLAS], launches[CUBLAS] = dC, cublas_batch

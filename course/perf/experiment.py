@@ -49,6 +49,7 @@ from course.perf.timing import time_launches
 from course.perf.verify import exact_check
 from course.runtime import backend
 from course.runtime.errors import MissingAnswerError, explain, not_written_yet
+from course.runtime.i18n import _
 
 __all__ = [
     "WRITEUP_RESULTS",
@@ -206,13 +207,15 @@ def smoke_test(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any], tile: int
             C = matmul(build[key](), A, B)
         except Exception as exc:
             if not_written_yet(exc):
-                raise MissingAnswerError(f"{where[key]} is not written yet: finish that "
-                                         "notebook, save it, and run this cell again") from None
-            raise MissingAnswerError(f"{explain(exc, where[key])} Pass that notebook's "
-                                     "tests first.") from None
+                raise MissingAnswerError(_(
+                    "{name} is not written yet: finish that notebook, save it, and run this "
+                    "cell again").format(name=where[key])) from None
+            raise MissingAnswerError(_("{problem} Pass that notebook's tests first.").format(
+                problem=explain(exc, where[key]))) from None
         if C[0, 0] != 6.0:
-            raise MissingAnswerError(f"{where[key]} computes {C[0, 0]!r} for the 1×1×1 product "
-                                     "2 · 3: pass that notebook's tests first")
+            raise MissingAnswerError(_("{name} computes {value} for the 1×1×1 product 2 · 3: "
+                                       "pass that notebook's tests first").format(
+                name=where[key], value=repr(C[0, 0])))
 
 
 def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
@@ -226,7 +229,8 @@ def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], 
     size = _size("size", size)
     b = backend.detect()
     if not b.can_run_kernels:
-        raise backend.NoGPUError(f"kernels cannot run here: {b.reason}. {backend.COLAB_HINT}")
+        raise backend.NoGPUError(_("kernels cannot run here: {reason}. {hint}").format(
+            reason=b.reason, hint=_(backend.COLAB_HINT)))
     gk_naive, gk_tiled = _gemm_kernels(gemm_naive, make_gemm_tiled, tile)
     A, B = writeup_inputs(size, size, size)
     ref = exact_product(A, B)
@@ -247,7 +251,7 @@ def numpy_row(A: np.ndarray, B: np.ndarray, ref: np.ndarray, runs: int = 3) -> R
     runs = _size("numpy_runs", runs)
     C_cpu = A @ B  # warm-up (and the result we check)
     samples = []
-    for _ in range(runs):
+    for _i in range(runs):
         start = time.perf_counter()
         A @ B
         samples.append((time.perf_counter() - start) * 1e3)
@@ -301,7 +305,7 @@ def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
 
         def batch(kernel=gk.kernel, cfg=cfg, dC=dC) -> None:
             with quiet_numba():
-                for _ in range(iters):
+                for _i in range(iters):
                     kernel[cfg.grid, cfg.block](dA, dB, dC)
 
         launches[name] = batch
@@ -319,7 +323,7 @@ def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
                 devices[CUBLAS] = cuda.as_cuda_array(cC)
 
                 def cublas_batch(cA=cA, cB=cB, cC=cC) -> None:
-                    for _ in range(iters):
+                    for _i in range(iters):
                         cupy.matmul(cA, cB, out=cC)
 
                 launches[CUBLAS] = cublas_batch

@@ -16,6 +16,8 @@ from course.perf.experiment import (
     WriteupNumbers,
     tiled_name,
 )
+from course.runtime.fonts import use_language_font
+from course.runtime.i18n import _, pad, text_width
 
 __all__ = ["format_table", "plot_experiment"]
 
@@ -36,35 +38,39 @@ def _fmt_diff(diff: float) -> str:
 def format_table(result: ExperimentResult, writeup: WriteupNumbers = WRITEUP_RESULTS) -> str:
     """A plain-text table of the result, with the write-up's numbers beside naive and tiled."""
     n = result.size
-    what = (f"{result.iters} launches per timing" if result.timed
-            else "correctness only, nothing timed")
-    head = f"{n}×{n}×{n} FP32, the write-up's inputs, {what} — {result.device}"
+    what = (_("{count} launches per timing").format(count=result.iters) if result.timed
+            else _("correctness only, nothing timed"))
+    head = _("{n}×{n}×{n} FP32, the write-up's inputs, {what} — {device}").format(
+        n=n, what=what, device=result.device)
     writeup_cols = {NAIVE: (writeup.naive_ms, writeup.naive_gflops)}
     if result.tile == writeup.tile:
         writeup_cols[tiled_name(writeup.tile)] = (writeup.tiled_ms, writeup.tiled_gflops)
-    header = ("implementation", "where", "avg ms", "GFLOP/s", "max|diff|", "write-up ms",
-              "write-up GFLOP/s")
+    header = (_("implementation"), _("where"), _("avg ms"), "GFLOP/s", "max|diff|",
+              _("write-up ms"), _("write-up GFLOP/s"))
     body = []
     for r in result.rows:
         s_ms, s_rate = writeup_cols.get(r.name, (None, None))
         body.append((r.name, r.where, _fmt_ms(r.avg_ms), _fmt_rate(r.gflops),
                      _fmt_diff(r.max_abs_diff), _fmt_ms(s_ms), _fmt_rate(s_rate)))
-    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
+    widths = [max(text_width(row[i]) for row in (header, *body)) for i in range(len(header))]
 
     def line(cells: tuple[str, ...]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        first = pad(cells[0], widths[0])
+        rest = [pad(c, w, left=False) for c, w in zip(cells[1:], widths[1:], strict=True)]
         return "  ".join([first, *rest])
 
     lines = [head, line(header), "  ".join("-" * w for w in widths)]
     lines += [line(row) for row in body]
     ratio = result.tiled_over_naive
     ratio_text = "—" if ratio is None else f"{ratio:.4f}×"
-    lines.append(f"tiled / naive time: {ratio_text} (write-up: {writeup.tiled_over_naive:.4f}×); "
-                 f"max|tiled − naive| = {_fmt_diff(result.max_abs_diff_tiled_vs_naive)} "
-                 f"(write-up: {_fmt_diff(writeup.max_abs_diff)})")
+    lines.append(_("tiled / naive time: {ratio} (write-up: {writeup_ratio}); max|tiled − naive| "
+                   "= {diff} (write-up: {writeup_diff})").format(
+        ratio=ratio_text, writeup_ratio=f"{writeup.tiled_over_naive:.4f}×",
+        diff=_fmt_diff(result.max_abs_diff_tiled_vs_naive),
+        writeup_diff=_fmt_diff(writeup.max_abs_diff)))
     if result.size != writeup.size:
-        lines.append(f"(the write-up ran at {writeup.size}³; its columns are for comparison only)")
+        lines.append(_("(the write-up ran at {size}³; its columns are for comparison only)"
+                       ).format(size=writeup.size))
     lines += list(result.notes)
     return "\n".join(lines)
 
@@ -75,19 +81,21 @@ def plot_experiment(result: ExperimentResult, ax: Any = None,
     hatched."""
     import matplotlib.pyplot as plt  # optional: imported when used
 
+    use_language_font()
     # A timed row has a speed unless its time rounded to 0, which a log scale cannot draw.
     timed = [r for r in result.rows if r.timed and r.gflops is not None]
     if not timed:
-        raise ValueError("nothing in this result was timed (timings need a GPU): "
-                         "print format_table(result) instead")
+        raise ValueError(_("nothing in this result was timed (timings need a GPU): print "
+                           "format_table(result) instead"))
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
+        _fig, ax = plt.subplots(figsize=(8, 0.6 * (len(timed) + 2) + 1.2), layout="constrained")
     labels = [f"{r.name} [{r.where}]" for r in timed]
     values = [r.gflops for r in timed if r.gflops is not None]  # all of them (see timed)
     colors = ["tab:gray" if r.where == "CPU" else "tab:blue" for r in timed]
     hatches = [""] * len(timed)
-    labels += [f"write-up: naive [{writeup.size}³]",
-               f"write-up: tiled, tile {writeup.tile} [{writeup.size}³]"]
+    labels += [_("write-up: naive [{size}³]").format(size=writeup.size),
+               _("write-up: tiled, tile {tile} [{size}³]").format(tile=writeup.tile,
+                                                                 size=writeup.size)]
     values += [writeup.naive_gflops, writeup.tiled_gflops]
     colors += ["white", "white"]
     hatches += ["///", "///"]
@@ -101,8 +109,9 @@ def plot_experiment(result: ExperimentResult, ax: Any = None,
     ax.set_yticks(y, labels)
     ax.set_xscale("log")
     ax.set_xlim(min(values) / 2, max(values) * 4)
-    ax.set_xlabel("GFLOP/s (log scale; higher is better)")
-    ax.set_title(f"FP32 GEMM {result.size}³ on {result.device}", fontsize=10)
+    ax.set_xlabel(_("GFLOP/s (log scale; higher is better)"))
+    ax.set_title(_("FP32 GEMM {size}³ on {device}").format(size=result.size,
+                                                          device=result.device), fontsize=10)
     ax.grid(True, axis="x", which="major", alpha=0.3)
     return ax
 

@@ -32,6 +32,7 @@ from course.gemm.reads import naive_reads, tiled_reads
 from course.perf.cuda_experiment import time_gemm_cuda
 from course.runtime import backend
 from course.runtime.devices import DATASHEET, lookup
+from course.runtime.i18n import _
 
 if TYPE_CHECKING:
     from course.runtime.devices import DeviceSpec
@@ -159,7 +160,7 @@ def cuda_counts(source: str, tile: int | None, cc: tuple[int, int],
     if own and cuda_gpu.available():
         attrs = cuda_gpu.attributes(cuda_gpu.raw_kernel(source, spec, tile))
         return CompiledCounts(attrs["num_regs"], attrs["shared_size_bytes"],
-                              "RawKernel.attributes on this GPU")
+                              _("RawKernel.attributes on this GPU"))
     arch = f"sm_{cc[0]}{cc[1]}"
     try:
         res = compile_kernel(source, spec, tile, arch=arch).resources
@@ -169,7 +170,8 @@ def cuda_counts(source: str, tile: int | None, cc: tuple[int, int],
     if res is None:
         return None
     return CompiledCounts(res.registers, res.shared_bytes,
-                          f"ptxas for {arch} (NVRTC {major}.{minor})")
+                          _("ptxas for {arch} (NVRTC {major}.{minor})").format(
+                              arch=arch, major=major, minor=minor))
 
 
 def cuda_resources_line(source: str, tile: int | None, profile: str | None = None) -> str:
@@ -183,13 +185,15 @@ def cuda_resources_line(source: str, tile: int | None, profile: str | None = Non
     """
     target = resolve_target(profile)
     counts = cuda_counts(source, tile, target.cc, target.own)
-    label = "naive kernel" if tile is None else f"TILE {tile:2d}"
+    label = _("naive kernel") if tile is None else f"TILE {tile:2d}"
     if counts is None:
-        return (f"{label}: no register or shared-memory count on this machine (it has no GPU "
-                f"and no NVRTC to compile for {target.label}): {nvrtc.INSTALL_HINT}")
-    threads = "16×16" if tile is None else f"{tile * tile}"
-    return (f"{label}: {counts.registers:3d} registers per thread, {counts.shared_bytes:5d} "
-            f"bytes of shared memory per block ({threads} threads) — {counts.source}")
+        return _("{label}: no register or shared-memory count on this machine (it has no GPU "
+                 "and no NVRTC to compile for {target}): {hint}").format(
+                     label=label, target=target.label, hint=nvrtc.INSTALL_HINT)
+    return _("{label}: {registers:3d} registers per thread, {shared:5d} bytes of shared memory "
+             "per block ({threads} threads) — {source}").format(
+                 label=label, registers=counts.registers, shared=counts.shared_bytes,
+                 threads="16×16" if tile is None else tile * tile, source=counts.source)
 
 
 _CUDA_ENTRY = re.compile(r"__global__\s+void\s+(gemm_naive|gemm_tiled)\s*\(")

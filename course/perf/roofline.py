@@ -22,13 +22,17 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.text import Annotation
 
+from course.runtime.fonts import use_language_font
+from course.runtime.i18n import N_, _
+
 if TYPE_CHECKING:
     from course.runtime.devices import DeviceSpec
 
 __all__ = ["KernelPoint", "Roof", "percent_of_roof", "plot_roofline"]
 
-AI_LABEL = "Arithmetic intensity [FLOP/byte]"
-PERF_LABEL = "Performance [GFLOP/s]"
+#: the axes, in English (shown in the student's language: ``_(AI_LABEL)``).
+AI_LABEL = N_("Arithmetic intensity [FLOP/byte]")
+PERF_LABEL = N_("Performance [GFLOP/s]")
 
 # Shading for the classic "two bandwidths, one peak" lecture figure.
 _REGION_COLORS = ("tab:blue", "tab:purple", "tab:red")
@@ -127,8 +131,9 @@ def plot_roofline(
     _check_positive("ai_range[1]", hi)
     if lo >= hi:
         raise ValueError(f"ai_range must be increasing, got {ai_range!r}")
+    use_language_font()
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 5), layout="constrained")
+        _fig, ax = plt.subplots(figsize=(7.5, 5), layout="constrained")
 
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -143,8 +148,8 @@ def plot_roofline(
     y_hi = max(r.peak_gflops for r in roofs) * 4
     ax.set_xlim(lo, hi)
     ax.set_ylim(y_lo, y_hi)
-    ax.set_xlabel(AI_LABEL)
-    ax.set_ylabel(PERF_LABEL)
+    ax.set_xlabel(_(AI_LABEL))
+    ax.set_ylabel(_(PERF_LABEL))
     ax.grid(True, which="major", alpha=0.3)
     if title:
         ax.set_title(title)
@@ -168,7 +173,8 @@ def _draw_roof(ax: Axes, roof: Roof, color: str, lo: float, hi: float) -> None:
         marker.set_gid("ridge")
         # Above the roof: measured kernels always sit below it, so this space stays free.
         ax.annotate(
-            f"ridge: {_fmt(ridge)} FLOP/B", (ridge, roof.peak_gflops), xytext=(0, 8),
+            _("ridge: {ai} FLOP/B").format(ai=_fmt(ridge)), (ridge, roof.peak_gflops),
+            xytext=(0, 8),
             textcoords="offset points", ha="center", color=color, fontsize=9,
             gid="ridge-label", bbox=_LABEL_BOX,
         )
@@ -178,7 +184,9 @@ def _draw_point(ax: Axes, point: KernelPoint, roofs: list[Roof], color: str) -> 
     """A marker for the kernel, a dotted gap up to its roof, and 'label: N% of roof'."""
     roof = roofs[0]
     pct = percent_of_roof(point, roof)
-    where = "roof" if len(roofs) == 1 else f"{roof.name} roof"
+    label = (_("{kernel}: {percent} of roof") if len(roofs) == 1 else
+             _("{kernel}: {percent} of {machine} roof")).format(
+        kernel=point.label, percent=f"{pct:.0f}%", machine=roof.name)
     (marker,) = ax.plot([point.ai], [point.gflops], "D", color=color, ms=7, mec="black")
     marker.set_gid("kernel")
     ceiling = roof.attainable(point.ai)
@@ -186,7 +194,7 @@ def _draw_point(ax: Axes, point: KernelPoint, roofs: list[Roof], color: str) -> 
         (gap,) = ax.plot([point.ai] * 2, [point.gflops, ceiling], ":", color=color, lw=1.5)
         gap.set_gid("gap")
     ax.annotate(
-        f"{point.label}: {pct:.0f}% of {where}", (point.ai, point.gflops),
+        label, (point.ai, point.gflops),
         xytext=(7, -4), textcoords="offset points", color=color, fontsize=9,
         fontweight="bold", gid="kernel-label", bbox=_LABEL_BOX,
     )
@@ -246,16 +254,16 @@ def _shade_regions(ax: Axes, roofs: list[Roof], lo: float, hi: float) -> None:
     """Shade bound regions; refuse combinations where the regions would be meaningless."""
     if len(roofs) == 1:
         ridge = roofs[0].ridge_ai
-        spans = [(lo, ridge, "memory-bound"), (ridge, hi, "compute-bound")]
+        spans = [(lo, ridge, _("memory-bound")), (ridge, hi, _("compute-bound"))]
         colors: tuple[str, ...] = (_REGION_COLORS[0], _REGION_COLORS[2])
     elif len(roofs) == 2 and math.isclose(roofs[0].peak_gflops, roofs[1].peak_gflops) and (
         not math.isclose(roofs[0].bandwidth_gbs, roofs[1].bandwidth_gbs)
     ):
         low, high = sorted(r.ridge_ai for r in roofs)
         spans = [
-            (lo, low, "memory-bound on both"),
-            (low, high, "bandwidth-dependent"),
-            (high, hi, "compute-bound on both"),
+            (lo, low, _("memory-bound on both")),
+            (low, high, _("bandwidth-dependent")),
+            (high, hi, _("compute-bound on both")),
         ]
         colors = _REGION_COLORS
     else:

@@ -49,8 +49,10 @@ from course.perf.kernel_models import (
 )
 from course.perf.timing import time_gemm
 from course.runtime import backend
+from course.runtime.i18n import N_, _
 
-NEEDS_GPU = "needs a GPU"
+#: in English; shown as ``_(NEEDS_GPU)``.
+NEEDS_GPU = N_("needs a GPU")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,17 +125,20 @@ def model_row(model: KernelModel, tile: int, size: int, target: Target,
     if regs is None:
         regs_model = assumed_regs if assumed_regs is not None else model.assumed_regs
         smem_model = model.static_smem(tile)
-        why = ("no compiler without a GPU" if model.counts is None else
-               f"NVRTC not found: {nvrtc.INSTALL_HINT}")
-        notes.append(f"registers assumed: {regs_model}/thread ({why})")
+        why = (_("no compiler without a GPU") if model.counts is None else
+               _("NVRTC not found: {hint}").format(hint=nvrtc.INSTALL_HINT))
+        notes.append(_("registers assumed: {count}/thread ({why})").format(count=regs_model,
+                                                                            why=why))
     else:
         regs_model, smem_model = regs, smem if smem is not None else model.static_smem(tile)
         if counts is not None:
-            notes.append(f"registers and shared memory from {counts.source}")
+            notes.append(_("registers and shared memory from {source}").format(
+                source=counts.source))
         elif not target.own:
-            notes.append(f"registers from this GPU's compiler, applied to {target.name}")
+            notes.append(_("registers from this GPU's compiler, applied to {target}").format(
+                target=target.name))
     if not model.tile_dependent:
-        notes.append("launch does not depend on the tile")
+        notes.append(_("launch does not depend on the tile"))
     try:
         occ = theoretical_occupancy(target.cc, threads, regs_model, smem_model)
         blocks, warps, frac, limit = (occ.blocks_per_sm, occ.warps_per_sm, occ.occupancy,
@@ -147,11 +152,12 @@ def model_row(model: KernelModel, tile: int, size: int, target: Target,
     if timing is None:
         ms = gflops = None
         if not measured:
-            notes.append(NEEDS_GPU if backend.detect().kind != "gpu" else "not measured")
+            notes.append(_(NEEDS_GPU) if backend.detect().kind != "gpu" else _("not measured"))
     else:
         ms, gflops = float(timing.median_ms), float(timing.gflops)
         if not target.own:
-            notes.append(f"measured on this machine's GPU, not on {target.name}")
+            notes.append(_("measured on this machine's GPU, not on {target}").format(
+                target=target.name))
     reads = model.reads(size, size, size, tile)
     return SweepRow(
         kernel=model.name, tile=tile, size=size, measured_ms=ms, gflops=gflops,

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from course.gemm.launch import TILES
 from course.perf.kernel_models import as_kernel_model, resolve_target
 from course.perf.sweep import SweepRow, model_row
+from course.runtime.fonts import use_language_font
+from course.runtime.i18n import _, pad, text_width
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes  # optional: imported when used
@@ -23,9 +25,10 @@ def _fmt(value: Any, spec: str, missing: str = "—") -> str:
 def rows_to_table(rows: Sequence[SweepRow]) -> str:
     """A plain-text table of the rows (fixed-width, for print and the widget), notes below."""
     if not rows:
-        return "(no rows)"
-    head = ("kernel", "tile", "threads", "regs", "smem B", "blocks/SM", "warps/SM", "occupancy",
-            "limited by", "AI model", "waves", "ms", "GFLOP/s")
+        return _("(no rows)")
+    head = (_("kernel"), _("tile"), _("threads"), _("regs"), _("smem B"), _("blocks/SM"),
+            _("warps/SM"), _("occupancy"), _("limited by"), _("AI model"), _("waves"), "ms",
+            "GFLOP/s")
     body = []
     for r in rows:
         regs = str(r.regs_per_thread) if r.regs_per_thread is not None else f"{r.regs_in_model}*"
@@ -33,19 +36,20 @@ def rows_to_table(rows: Sequence[SweepRow]) -> str:
                      f"{r.smem_per_block:,}", str(r.blocks_per_sm), str(r.warps_per_sm),
                      f"{r.occupancy:.0%}", r.limited_by, f"{r.modelled_ai:.2f}",
                      _fmt(r.waves, ".1f"), _fmt(r.measured_ms, ".3f"), _fmt(r.gflops, ",.0f")))
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    widths = [max(text_width(h), *(text_width(b[i]) for b in body)) for i, h in enumerate(head)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i in (0, 8) else c.rjust(w)
+        return "  ".join(pad(c, w, i in (0, 8))
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
-    out = [f"target: {rows[0].target}; size {rows[0].size}³ (M = N = K)", line(head),
-           line(["-" * w for w in widths])]
+    out = [_("target: {target}; size {size}³ (M = N = K)").format(target=rows[0].target,
+                                                                 size=rows[0].size),
+           line(head), line(["-" * w for w in widths])]
     out += [line(b) for b in body]
     notes = list(dict.fromkeys(f"{r.kernel}: {r.note}" for r in rows if r.note))
     if any(r.regs_per_thread is None for r in rows):
-        out.append("* assumed register count (no GPU to ask the compiler)")
-    out += [f"note — {n}" for n in notes]
+        out.append(_("* assumed register count (no GPU to ask the compiler)"))
+    out += [_("note — {note}").format(note=n) for n in notes]
     return "\n".join(out)
 
 
@@ -58,10 +62,11 @@ def plot_sweep(rows: Sequence[SweepRow], ax: Axes | None = None) -> Axes:
     """
     import matplotlib.pyplot as plt  # optional: imported when used
 
+    use_language_font()
     if not rows:
-        raise ValueError("no rows to plot: run run_sweep first")
+        raise ValueError(_("no rows to plot: run run_sweep first"))
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
+        _fig, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
     right = ax.twinx()
     measured = all(r.gflops is not None for r in rows)
     kernels = list(dict.fromkeys(r.kernel for r in rows))
@@ -74,19 +79,20 @@ def plot_sweep(rows: Sequence[SweepRow], ax: Axes | None = None) -> Axes:
              else [r.modelled_ai for r in mine])
         c = colors[i % len(colors)]
         ax.plot(x, y, "o-", color=c, lw=2, label=f"{name}: " + ("GFLOP/s" if measured
-                                                               else "modelled AI"))
+                                                               else _("modelled AI")))
         right.plot(x, [100 * r.occupancy for r in mine], "s--", color=c, alpha=0.6,
-                   label=f"{name}: occupancy")
+                   label=_("{kernel}: occupancy").format(kernel=name))
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted({r.tile for r in rows}))
     ax.set_xticklabels([str(t) for t in sorted({r.tile for r in rows})])
-    ax.set_xlabel("tile (threads per block = tile²)")
-    ax.set_ylabel("measured GFLOP/s" if measured else "modelled intensity [FLOP/byte]")
+    ax.set_xlabel(_("tile (threads per block = tile²)"))
+    ax.set_ylabel(_("measured GFLOP/s") if measured else _("modelled intensity [FLOP/byte]"))
     ax.set_ylim(bottom=0)
-    right.set_ylabel("theoretical occupancy [%]")
+    right.set_ylabel(_("theoretical occupancy [%]"))
     right.set_ylim(0, 105)
-    where = "measured" if measured else "model only (no GPU)"
-    ax.set_title(f"Tile sweep at {rows[0].size}³ on {rows[0].target}: {where}", fontsize=10)
+    where = _("measured") if measured else _("model only (no GPU)")
+    ax.set_title(_("Tile sweep at {size}³ on {target}: {where}").format(
+        size=rows[0].size, target=rows[0].target, where=where), fontsize=10)
     lines = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="lower right")
@@ -105,8 +111,8 @@ def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),
     for a Numba kernel without a GPU the registers are the sweep's assumption (marked ``*``).
     """
     model = as_kernel_model("tiled", kernel)
-    head = ("target", "tile", "threads", "regs", "smem B", "blocks/SM", "occupancy",
-            "limited by")
+    head = (_("target"), _("tile"), _("threads"), _("regs"), _("smem B"), _("blocks/SM"),
+            _("occupancy"), _("limited by"))
     body, sources = [], []
     for profile in profiles:
         target = resolve_target(profile)
@@ -118,12 +124,12 @@ def resource_report(kernel: Any, profiles: Sequence[str] = ("T4", "H200"),
                          f"{r.smem_per_block:,}", str(r.blocks_per_sm), f"{r.occupancy:.0%}",
                          r.limited_by))
             sources.append(r.note)
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+    widths = [max(text_width(h), *(text_width(b[i]) for b in body)) for i, h in enumerate(head)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i in (0, 7) else c.rjust(w)
+        return "  ".join(pad(c, w, i in (0, 7))
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     out = [line(head).rstrip(), line(["-" * w for w in widths]), *(line(b).rstrip() for b in body)]
-    out += [f"note — {n}" for n in dict.fromkeys(sources) if n]
+    out += [_("note — {note}").format(note=n) for n in dict.fromkeys(sources) if n]
     return "\n".join(out)

@@ -34,11 +34,14 @@ import numpy as np
 
 from course.gemm.launch import quiet_numba
 from course.gemm.operands import random_operands
+from course.perf.budget import LaunchBudget, TimingBudgetExceeded
 from course.perf.verify import GemmVerifier, OutputCheck, UnverifiedTimingError
 from course.runtime import backend
+from course.runtime.i18n import _
 
-__all__ = ["Clock", "CudaEventClock", "OutputCheck", "Timing", "UnverifiedTimingError",
-           "time_gemm", "time_launch", "time_launches"]
+__all__ = ["Clock", "CudaEventClock", "LaunchBudget", "OutputCheck", "Timing",
+           "TimingBudgetExceeded", "UnverifiedTimingError", "time_gemm", "time_launch",
+           "time_launches"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class CudaEventClock:
 
         start, end = cuda.event(timing=True), cuda.event(timing=True)
         start.record()
-        for _ in range(batch):
+        for _i in range(batch):
             fn()
         end.record()
         end.synchronize()
@@ -97,7 +100,8 @@ def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 
                   warmup: int = 3, flops: float | dict[str, float] = 0.0,
                   nbytes: float | dict[str, float] = 0.0, batch: int = 1,
                   checks: Mapping[str, OutputCheck] | None = None,
-                  clock: Clock | None = None) -> dict[str, Timing]:
+                  clock: Clock | None = None, budget: LaunchBudget | None = None
+                  ) -> dict[str, Timing]:
     """Time several launch functions, interleaved, each with its own pair of CUDA events.
 
     Interleaving (a, b, c, a, b, c, …) exposes all of them to the same clock and thermal
@@ -106,6 +110,10 @@ def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 
     docstring: it hides the host's launch cost from short kernels). ``flops`` and ``nbytes``
     are per launch. ``checks[name]`` verifies every sample of ``name`` (poisoned output
     before, checked after); a failed check raises :class:`UnverifiedTimingError`.
+
+    ``budget`` (:mod:`course.perf.budget`): the launches must end within a time derived from
+    ``budget.reference``'s own launch, measured first; a kernel that hangs or crawls is stopped
+    there with a reason (:class:`TimingBudgetExceeded`, or the check process ends).
     """
     clock = clock or CudaEventClock()
     if repeats < 1 or warmup < 0 or batch < 1:
@@ -116,9 +124,44 @@ def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 
     if unknown:
         raise ValueError(f"checks for launches that are not timed: {sorted(unknown)}")
     sync = getattr(clock, "synchronize", _synchronize)
-    for fn in launches.values():
-        for _ in range(warmup):
+    if budget is None:
+        samples = _sample(launches, repeats, warmup, batch, checks, clock, sync, None)
+    else:
+        per_kernel = (warmup + repeats) * batch
+        budget.start(per_kernel * len(launches) + 1, per_kernel)
+        try:
+            samples = _sample(launches, repeats, warmup, batch, checks, clock, sync, budget)
+        finally:
+            budget.stop()
+        budget.check()
+
+    def pick(v: float | dict[str, float], name: str) -> float:
+        return v.get(name, 0.0) if isinstance(v, dict) else v
+
+    return {name: _summarise(name, s, pick(flops, name), pick(nbytes, name))
+            for name, s in samples.items()}
+
+
+def _sample(launches: Mapping[str, Callable[[], None]], repeats: int, warmup: int, batch: int,
+            checks: Mapping[str, OutputCheck], clock: Clock, sync: Callable[[], None],
+            budget: LaunchBudget | None) -> dict[str, list[float]]:
+    """Warm up, then take ``repeats`` interleaved samples of every launch (see above)."""
+    if budget is not None and budget.reference in launches:
+        ref = launches[budget.reference]
+        budget.running(budget.reference)
+        for _i in range(warmup):
+            ref()
+        sync()
+        budget.calibrate(clock.measure(ref, 1))
+        budget.check()
+    for name, fn in launches.items():
+        if budget is not None:
+            budget.running(name)
+        for _i in range(warmup):
             fn()
+        if budget is not None:  # one kernel at a time: the reason names the one that hangs
+            sync()
+            budget.check()
     sync()
     samples: dict[str, list[float]] = {name: [] for name in launches}
     for sample in range(repeats):
@@ -127,20 +170,19 @@ def time_launches(launches: Mapping[str, Callable[[], None]], *, repeats: int = 
             if check is not None:
                 check.poison()
                 sync()
+            if budget is not None:
+                budget.running(name)
             samples[name].append(clock.measure(fn, batch) / batch)
+            if budget is not None:
+                budget.check()
             if check is not None:
                 problem = check.check()
                 if problem:
-                    raise UnverifiedTimingError(
-                        f"{name}: what the timed launches computed is wrong ({problem}); "
-                        f"seen in timed run {sample + 1} of {repeats}, so its time would "
-                        "mean nothing")
-
-    def pick(v: float | dict[str, float], name: str) -> float:
-        return v.get(name, 0.0) if isinstance(v, dict) else v
-
-    return {name: _summarise(name, s, pick(flops, name), pick(nbytes, name))
-            for name, s in samples.items()}
+                    raise UnverifiedTimingError(_(
+                        "{name}: what the timed launches computed is wrong ({problem}); seen "
+                        "in timed run {run} of {repeats}, so its time would mean nothing"
+                    ).format(name=name, problem=problem, run=sample + 1, repeats=repeats))
+    return samples
 
 
 def _synchronize() -> None:
@@ -159,8 +201,8 @@ def time_launch(fn: Callable[[], None], label: str = "kernel", *, repeats: int =
 
 
 def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, warmup: int = 3,
-              seed: int | None = None, batch: int = 1, clock: Clock | None = None
-              ) -> dict[str, Timing]:
+              seed: int | None = None, batch: int = 1, clock: Clock | None = None,
+              budget: LaunchBudget | None = None) -> dict[str, Timing]:
     """Time GEMM kernels (:class:`course.gemm.launch.GemmKernel`) on the same fresh random inputs.
 
     Every timed sample of every kernel is verified against a float64 reference (tolerance
@@ -189,7 +231,7 @@ def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, war
         launches[gk.name] = run
         checks[gk.name] = verifier.output_check(dC, block=gk.tile or 16)
     timings = time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K,
-                            batch=batch, checks=checks, clock=clock)
+                            batch=batch, checks=checks, clock=clock, budget=budget)
     problem = verifier.inputs_changed()
     if problem:
         raise UnverifiedTimingError(problem)

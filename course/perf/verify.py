@@ -27,6 +27,7 @@ import numpy as np
 from course.gemm.launch import quiet_numba
 from course.gemm.operands import C_POISON_BITS, diagnose, reference_and_tolerance
 from course.runtime import backend
+from course.runtime.i18n import _
 
 
 class UnverifiedTimingError(AssertionError):
@@ -136,8 +137,9 @@ class GemmVerifier:
             M, K = self.A.shape
             N = self.B.shape[1]
             why = diagnose(dC.copy_to_host(), self.A, self.B, block)
-            return (f"{bad:,} of {M * N:,} elements of C are not A·B at M={M}, N={N}, K={K}"
-                    + (f": {why}" if why else ""))
+            what = _("{bad} of {total} elements of C are not A·B at M={M}, N={N}, K={K}").format(
+                bad=f"{bad:,}", total=f"{M * N:,}", M=M, N=N, K=K)
+            return f"{what}: {why}" if why else what
 
         return OutputCheck(poison, check)
 
@@ -145,8 +147,8 @@ class GemmVerifier:
         """None if A and B on the device still hold their inputs, else what changed."""
         for name, host, dev in (("A", self.A, self.dA), ("B", self.B, self.dB)):
             if not np.array_equal(dev.copy_to_host(), host, equal_nan=True):
-                return (f"the timed kernels wrote into {name}, which is an input: a kernel "
-                        "must only read A and B")
+                return _("the timed kernels wrote into {name}, which is an input: a kernel "
+                         "must only read A and B").format(name=name)
         return None
 
 
@@ -167,9 +169,10 @@ def exact_check(dev_out: Any, expected: np.ndarray, what: str,
         if not wrong.any():
             return None
         first = int(np.argmax(wrong.ravel()))
-        return (f"{int(wrong.sum()):,} of {expected.size:,} elements of {what} are wrong, "
-                f"e.g. element {first} is {got.ravel()[first]!r}, expected "
-                f"{expected.ravel()[first]!r}")
+        return _("{bad} of {total} elements of {what} are wrong, e.g. element {first} is "
+                 "{got}, expected {want}").format(
+            bad=f"{int(wrong.sum()):,}", total=f"{expected.size:,}", what=what, first=first,
+            got=repr(got.ravel()[first]), want=repr(expected.ravel()[first]))
 
     return OutputCheck(poison or default_poison, check)
 
@@ -204,8 +207,11 @@ def exact_array_check(out: Any, expected: Any, what: str) -> OutputCheck:
         r, c = divmod(first, cols)
         got = out.ravel()[first:first + 1]
         unwritten = int((got.view(np.uint32) == C_POISON_BITS).sum()) == 1
-        value = "never written (still the poison NaN)" if unwritten else f"{float(got[0])!r}"
-        return (f"{bad:,} of {out.size:,} elements of {what} are wrong, e.g. [{r}, {c}] is "
-                f"{value}, expected {float(expected.ravel()[first])!r}")
+        value = (_("never written (still the poison NaN)") if unwritten
+                 else repr(float(got[0])))
+        return _("{bad} of {total} elements of {what} are wrong, e.g. [{r}, {c}] is {value}, "
+                 "expected {want}").format(bad=f"{bad:,}", total=f"{out.size:,}", what=what,
+                                           r=r, c=c, value=value,
+                                           want=repr(float(expected.ravel()[first])))
 
     return OutputCheck(poison, check)

@@ -30,6 +30,8 @@ from course.perf.kernel_models import (
 from course.perf.sweep import SweepRow, model_row, run_sweep
 from course.perf.sweep_table import plot_sweep, rows_to_table
 from course.runtime import backend
+from course.runtime.fonts import use_language_font
+from course.runtime.i18n import _
 
 __all__ = ["SIZES", "StaticSummary", "rows_to_html", "single_tile_html", "sweep_panel"]
 
@@ -59,38 +61,45 @@ class StaticSummary:
 
 def single_tile_html(row: SweepRow) -> str:
     """The model for one kernel at one tile, as compact HTML (the panel's live view)."""
-    regs = (f"{row.regs_per_thread} (compiler)" if row.regs_per_thread is not None
-            else f"{row.regs_in_model} (assumed)")
+    regs = (_("{count} (compiler)").format(count=row.regs_per_thread)
+            if row.regs_per_thread is not None
+            else _("{count} (assumed)").format(count=row.regs_in_model))
     waves = "—" if row.waves is None else f"{row.waves:.1f}"
     cells = [
-        ("threads / block", f"{row.threads_per_block} ({math.ceil(row.threads_per_block / 32)}"
-                            " warps)"),
-        ("registers / thread", regs),
-        ("shared memory / block", f"{row.smem_per_block:,} B"),
-        ("blocks / SM", f"<b>{row.blocks_per_sm}</b>"),
-        ("warps / SM", f"{row.warps_per_sm}"),
-        ("occupancy", f"<b>{row.occupancy:.0%}</b>, limited by <b>{row.limited_by}</b>"),
-        ("modelled intensity", f"{row.modelled_ai:.2f} FLOP/B at {row.size}³"),
-        ("grid blocks / waves", f"{row.grid_blocks:,} / {waves}"),
+        (_("threads / block"), _("{threads} ({warps} warps)").format(
+            threads=row.threads_per_block, warps=math.ceil(row.threads_per_block / 32))),
+        (_("registers / thread"), regs),
+        (_("shared memory / block"), f"{row.smem_per_block:,} B"),
+        (_("blocks / SM"), f"<b>{row.blocks_per_sm}</b>"),
+        (_("warps / SM"), f"{row.warps_per_sm}"),
+        (_("occupancy"), _("<b>{occupancy}</b>, limited by <b>{limit}</b>").format(
+            occupancy=f"{row.occupancy:.0%}", limit=row.limited_by)),
+        (_("modelled intensity"), _("{ai} FLOP/B at {size}³").format(
+            ai=f"{row.modelled_ai:.2f}", size=row.size)),
+        (_("grid blocks / waves"), f"{row.grid_blocks:,} / {waves}"),
     ]
     grid = "".join(f"<span style='color:#57606a'>{html.escape(k)}</span><span>{v}</span>"
                    for k, v in cells)
     note = (f"<div style='color:#57606a;font-size:11px;margin-top:3px'>"
             f"{html.escape(row.note)}</div>" if row.note else "")
-    return (f"<div style='line-height:1.35;padding:4px 0'>"
-            f"<div style='margin-bottom:3px'><b>{html.escape(row.kernel)}</b>, tile "
-            f"{row.tile}, on {html.escape(row.target)}</div>"
+    return ("<div style='line-height:1.35;padding:4px 0'>"
+            "<div style='margin-bottom:3px'>"
+            + _("<b>{kernel}</b>, tile {tile}, on {target}").format(
+                kernel=html.escape(row.kernel), tile=row.tile, target=html.escape(row.target))
+            + "</div>"
             "<div style='display:grid;grid-template-columns:repeat(4, max-content);"
             f"gap:1px 14px'>{grid}</div>{note}</div>")
 
 
 def rows_to_html(rows: Sequence[SweepRow]) -> str:
     """The sweep's rows as a compact HTML table (the panel's result; text: rows_to_table)."""
-    head = ("kernel", "tile", "threads", "regs", "smem B", "blocks/SM", "warps/SM", "occupancy",
-            "limited by", "AI model", "waves", "ms", "GFLOP/s")
+    head = (_("kernel"), _("tile"), _("threads"), _("regs"), _("smem B"), _("blocks/SM"),
+            _("warps/SM"), _("occupancy"), _("limited by"), _("AI model"), _("waves"), "ms",
+            "GFLOP/s")
     td = "padding:1px 8px;text-align:right;border-bottom:1px solid #eaeef2"
-    out = [f"<div style='margin:4px 0 2px 0'>target: {html.escape(rows[0].target)}; size "
-           f"{rows[0].size}³ (M = N = K)</div>",
+    out = ["<div style='margin:4px 0 2px 0'>"
+           + _("target: {target}; size {size}³ (M = N = K)").format(
+               target=html.escape(rows[0].target), size=rows[0].size) + "</div>",
            "<table style='border-collapse:collapse;font-size:12px;line-height:1.3'><tr>"
            + "".join(f"<th style='{td};border-bottom:1px solid #8c959f'>{h}</th>" for h in head)
            + "</tr>"]
@@ -107,15 +116,15 @@ def rows_to_html(rows: Sequence[SweepRow]) -> str:
     out.append("</table>")
     notes = list(dict.fromkeys(f"{r.kernel}: {r.note}" for r in rows if r.note))
     if any(r.regs_per_thread is None for r in rows):
-        notes.insert(0, "* assumed register count (no GPU to ask the compiler)")
+        notes.insert(0, _("* assumed register count (no GPU to ask the compiler)"))
     out += [f"<div style='color:#57606a;font-size:11px'>{html.escape(n)}</div>" for n in notes]
     return "".join(out)
 
 
 def _static_summary(kernels: Mapping[str, Any], size: int, profile: str | None) -> StaticSummary:
     rows = run_sweep(kernels, size=size, profile=profile, progress=False, measure=False)
-    text = ("Tile sweep (model only; the interactive panel is not built while grading)\n"
-            + rows_to_table(rows))
+    text = (_("Tile sweep (model only; the interactive panel is not built while grading)")
+            + "\n" + rows_to_table(rows))
     return StaticSummary(text, tuple(rows))
 
 
@@ -129,7 +138,7 @@ def sweep_panel(kernels: Mapping[str, Any], size: int = 1024, profile: str | Non
     """
     kernels = {k: v for k, v in kernels.items() if v is not None}
     if not kernels:
-        raise ValueError("no kernels to sweep: load make_gemm_tiled (notebook 3) first")
+        raise ValueError(_("no kernels to sweep: load make_gemm_tiled (notebook 3) first"))
     if backend.autograding():
         return _static_summary(kernels, size, profile)
     return _Panel(kernels, size, profile, tuple(tiles), tuple(sizes))
@@ -146,6 +155,7 @@ def _plot_png(rows: Sequence[SweepRow]) -> bytes:
 
     from matplotlib.figure import Figure  # optional: imported when used
 
+    use_language_font()  # before the figure exists: its text takes the font then
     fig = Figure(figsize=(7.5, 3.6), layout="constrained")
     plot_sweep(rows, ax=fig.subplots())
     buf = io.BytesIO()
@@ -166,34 +176,39 @@ def _panel_class() -> type:
             on_gpu = backend.detect().kind == "gpu"
             wide = {"description_width": "initial"}
             choices = list(kernels)
-            self.kernel = w.Dropdown(options=choices + (["all"] if len(choices) > 1 else []),
+            options = [(name, name) for name in choices]
+            if len(choices) > 1:
+                options.append((_("all"), "all"))
+            self.kernel = w.Dropdown(options=options,
                                      value="tiled" if "tiled" in choices else choices[0],
-                                     description="kernel", style=wide,
+                                     description=_("kernel"), style=wide,
                                      layout=w.Layout(width="190px"))
             self.tile = w.Dropdown(options=list(tiles), value=16 if 16 in tiles else tiles[0],
-                                   description="tile", style=wide,
+                                   description=_("tile"), style=wide,
                                    layout=w.Layout(width="120px"))
             sizes = tuple(sorted(set(sizes) | {size}))
-            self.size = w.Dropdown(options=list(sizes), value=size, description="size (M=N=K)",
-                                   style=wide, layout=w.Layout(width="190px"))
+            self.size = w.Dropdown(options=list(sizes), value=size,
+                                   description=_("size (M=N=K)"), style=wide,
+                                   layout=w.Layout(width="190px"))
             profiles = available_profiles()
             start = profile if profile in profiles else profiles[0]
-            self.profile = w.Dropdown(options=profiles, value=start, description="target GPU",
-                                      style=wide, layout=w.Layout(width="260px"))
+            self.profile = w.Dropdown(options=profiles, value=start,
+                                      description=_("target GPU"), style=wide,
+                                      layout=w.Layout(width="260px"))
             self.regs = w.IntSlider(value=ASSUMED_REGS, min=16, max=128, step=8,
-                                    description="assumed registers/thread", style=wide,
+                                    description=_("assumed registers/thread"), style=wide,
                                     disabled=on_gpu, continuous_update=False,
                                     layout=w.Layout(width="380px"))
-            self.run = w.Button(description="Run sweep", button_style="primary", icon="play",
-                                tooltip="model every tile (and time it, on a GPU)")
-            self.progress = w.IntProgress(value=0, min=0, max=1, description="sweep",
+            self.run = w.Button(description=_("Run sweep"), button_style="primary", icon="play",
+                                tooltip=_("model every tile (and time it, on a GPU)"))
+            self.progress = w.IntProgress(value=0, min=0, max=1, description=_("sweep"),
                                           bar_style="info", layout=w.Layout(width="380px"))
             self.status = w.HTML(value="")
             self.model = w.HTML(value="")
             self.output = w.Output(layout=w.Layout(min_height="40px"))
-            where = ("times on this GPU" if on_gpu else
-                     "model only: no GPU here, so nothing is timed")
-            title = w.HTML(value=f"{_CSS}<b>Tile sweep</b> — {where}")
+            where = (_("times on this GPU") if on_gpu else
+                     _("model only: no GPU here, so nothing is timed"))
+            title = w.HTML(value=_CSS + _("<b>Tile sweep</b> — {where}").format(where=where))
             for widget, css in ((self.kernel, "kernel"), (self.tile, "tile"),
                                 (self.size, "size"), (self.profile, "profile"),
                                 (self.regs, "regs"), (self.run, "run"),
@@ -243,7 +258,8 @@ def _panel_class() -> type:
         def _step(self, done: int, total: int, row: SweepRow) -> None:
             self.progress.max = total
             self.progress.value = done
-            self.status.value = f"{done}/{total}: {html.escape(row.kernel)} at tile {row.tile}"
+            self.status.value = _("{done}/{total}: {kernel} at tile {tile}").format(
+                done=done, total=total, kernel=html.escape(row.kernel), tile=row.tile)
 
         def _run(self, button: Any = None) -> None:
             from IPython.display import HTML, Image, display  # optional: imported when used
@@ -261,7 +277,7 @@ def _panel_class() -> type:
                     display(HTML(rows_to_html(rows)))
                     display(Image(data=_plot_png(rows), format="png"))
                 self.progress.bar_style = "success"
-                self.status.value = f"done: {len(rows)} rows"
+                self.status.value = _("done: {count} rows").format(count=len(rows))
             except Exception as exc:  # noqa: BLE001 - shown to the student, never raised
                 self.progress.bar_style = "danger"
                 self.status.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"

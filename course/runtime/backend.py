@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import TypedDict
 
+from course.runtime.i18n import N_, _
+
 SIM_ENV = "NUMBA_ENABLE_CUDASIM"
-COLAB_HINT = "On Colab: Runtime → Change runtime type → T4 GPU, then run the notebook again."
+#: in English; shown as ``_(COLAB_HINT)``.
+COLAB_HINT = N_("On Colab: Runtime → Change runtime type → T4 GPU, then run the notebook again.")
 
 
 class NoGPUError(RuntimeError):
@@ -65,7 +68,7 @@ def choose_numba_target() -> None:
         return
     if os.environ.get("COURSE_NO_SIMULATOR"):
         return
-    count, _ = driver_gpu_count()
+    count, _why = driver_gpu_count()
     if count == 0:
         os.environ[SIM_ENV] = "1"
 
@@ -136,11 +139,11 @@ def detect() -> Backend:
         return Backend("none", reason=f"Numba is not installed ({exc})", **versions)
 
     if simulator_requested():
-        _, why = driver_gpu_count()
+        _count, why = driver_gpu_count()
         reason = why or f"{SIM_ENV}=1 is set"
         return Backend("simulator", reason=reason, **versions)
     if not cuda.is_available():
-        _, why = driver_gpu_count()
+        _count, why = driver_gpu_count()
         reason = (why or "Numba cannot use the GPU") + (
             "; Numba was imported before `course`, so the simulator could not be switched on: "
             "restart the kernel and import course first"
@@ -168,26 +171,28 @@ def describe(backend: Backend | None = None) -> str:
     lines = []
     if b.kind == "gpu":
         major, minor = b.compute_capability or (0, 0)
-        lines.append(
-            f"GPU: {b.device_name} (compute capability {major}.{minor}, {b.sm_count} SMs, "
-            f"{b.memory_gib:.0f} GiB), CUDA driver {b.driver_cuda}."
-        )
-        lines.append("Kernels run on the GPU; timings and the roofline use real measurements.")
+        lines.append(_(
+            "GPU: {name} (compute capability {cc}, {sms} SMs, {memory} GiB), CUDA driver "
+            "{driver}.").format(name=b.device_name, cc=f"{major}.{minor}", sms=b.sm_count,
+                                memory=f"{b.memory_gib:.0f}", driver=b.driver_cuda))
+        lines.append(_("Kernels run on the GPU; timings and the roofline use real "
+                       "measurements."))
     elif b.kind == "simulator":
-        lines.append(f"No GPU: {b.reason}.")
-        lines.append(
+        lines.append(_("No GPU: {reason}.").format(reason=b.reason))
+        lines.append(_(
             "Your kernels run on Numba's CUDA simulator: correct results, checked the same way, "
-            "but slowly (use small sizes) and with no timings."
-        )
-        lines.append("Timings, occupancy numbers and measured roofline points need a GPU.")
-        lines.append(COLAB_HINT)
+            "but slowly (use small sizes) and with no timings."))
+        lines.append(_("Timings, occupancy numbers and measured roofline points need a GPU."))
+        lines.append(_(COLAB_HINT))
     else:
-        lines.append(f"Kernels cannot run here: {b.reason}.")
-        lines.append(COLAB_HINT)
-    vers = f"numba {b.numba}, numba-cuda {b.numba_cuda}, cupy {b.cupy or 'not installed'}"
-    lines.append(f"Versions: {vers}; Python {sys.version.split()[0]}.")
+        lines.append(_("Kernels cannot run here: {reason}.").format(reason=b.reason))
+        lines.append(_(COLAB_HINT))
+    cupy = b.cupy or _("not installed")
+    vers = f"numba {b.numba}, numba-cuda {b.numba_cuda}, cupy {cupy}"
+    lines.append(_("Versions: {versions}; Python {python}.").format(
+        versions=vers, python=sys.version.split()[0]))
     if b.on_colab:
-        lines.append("Running on Google Colab.")
+        lines.append(_("Running on Google Colab."))
     return "\n".join(lines)
 
 
@@ -211,11 +216,11 @@ def require_gpu(what: str) -> Backend:
     """Return the GPU backend, or raise :class:`NoGPUError` explaining why ``what`` can't run."""
     b = detect()
     if b.kind != "gpu":
-        where = "the Numba CUDA simulator" if b.kind == "simulator" else "no GPU"
-        raise NoGPUError(
-            f"{what} needs a real CUDA GPU, and this runs on {where} ({b.reason}). "
-            f"The simulator never produces timings. {COLAB_HINT}"
-        )
+        where = N_("the Numba CUDA simulator") if b.kind == "simulator" else N_("no GPU")
+        raise NoGPUError(_(
+            "{what} needs a real CUDA GPU, and this runs on {where} ({reason}). The simulator "
+            "never produces timings. {hint}").format(what=what, where=_(where),
+                                                     reason=b.reason, hint=_(COLAB_HINT)))
     return b
 
 
@@ -223,5 +228,6 @@ def require_runnable() -> str:
     """The kind of backend ("gpu" or "simulator"), or :class:`NoGPUError` if kernels cannot run."""
     b = detect()
     if not b.can_run_kernels:
-        raise NoGPUError(f"kernels cannot run here: {b.reason}. {COLAB_HINT}")
+        raise NoGPUError(_("kernels cannot run here: {reason}. {hint}").format(
+            reason=b.reason, hint=_(COLAB_HINT)))
     return b.kind

@@ -33,6 +33,7 @@ from importlib import metadata
 import course
 from course.runtime import backend, config
 from course.runtime.devices import DEFAULT_SIMULATOR_DEVICE, lookup
+from course.runtime.i18n import _
 
 __all__ = [
     "EnvironmentReport",
@@ -170,7 +171,7 @@ def describe(r: EnvironmentReport) -> str:
     else:
         lines.append(f"Kernels cannot run here: {r.reason}.")
     if r.backend != "gpu":
-        lines.append(backend.COLAB_HINT)
+        lines.append(_(backend.COLAB_HINT))
     if r.driver_cuda and r.backend != "gpu":
         lines.append(f"(An NVIDIA driver supporting CUDA {r.driver_cuda} is installed.)")
     lines.append(
@@ -266,7 +267,7 @@ def colab_missing_packages() -> list[MissingPackage]:
     if not _installed("course"):  # pragma: no cover - this module is part of course
         missing.append(MissingPackage("course", config.pip_requirement(),
                                       "the course package is not installed"))
-    gpus, _ = backend.driver_gpu_count()
+    gpus, _why = backend.driver_gpu_count()
     if gpus == 0:
         return missing
     extra = _cuda_extra()

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from types import TracebackType
 
+from course.runtime.i18n import _
+
 #: the prefix Numba's simulator puts on errors raised inside a simulated thread.
 _SIM_PREFIX = re.compile(r"^\s*tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
 
@@ -37,9 +39,15 @@ def not_written_yet(exc: BaseException) -> bool:
 
 
 def not_written_message(name: str, placeholder: str = "`raise NotImplementedError()`",
-                        then: str = "with your kernel") -> str:
-    """The one sentence every check says about an answer still holding its placeholder."""
-    return f"{name} is not written yet: replace {placeholder} {then}"
+                        then: str | None = None) -> str:
+    """The one sentence every check says about an answer still holding its placeholder.
+
+    ``then``: what to replace it with, already in the student's language (default: "with
+    your kernel").
+    """
+    then = _("with your kernel") if then is None else then
+    return _("{name} is not written yet: replace {placeholder} {then}").format(
+        name=name, placeholder=placeholder, then=then)
 
 
 def _where(message: str) -> tuple[str, str]:
@@ -47,8 +55,9 @@ def _where(message: str) -> tuple[str, str]:
     match = _SIM_PREFIX.match(message)
     if not match:
         return message.strip(), ""
-    tx, ty, _, bx, by, _ = match.groups()
-    return message[match.end():].strip(), f" in thread ({tx}, {ty}) of block ({bx}, {by})"
+    tx, ty, _tz, bx, by, _bz = match.groups()
+    return message[match.end():].strip(), _(" in thread ({tx}, {ty}) of block ({bx}, {by})"
+                                            ).format(tx=tx, ty=ty, bx=bx, by=by)
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -65,29 +74,33 @@ def explain(exc: BaseException, name: str) -> str:
     kind = type(exc).__name__
     message, where = _where(str(exc))
     if not_written_yet(exc):
-        return not_written_message(name, then="with your code and run its cell, then this "
-                                   "one again.")
+        return not_written_message(name, then=_("with your code and run its cell, then "
+                                                "this one again."))
+    first = _first_line(message)
     if kind in ("TypingError", "UnsupportedError", "LoweringError", "NumbaError"):
-        return (f"{name} does not compile: {_first_line(message)}. Only what a kernel may use "
-                "works inside @cuda.jit (numbers, arrays, cuda.*, math.*).")
+        return _("{name} does not compile: {first}. Only what a kernel may use works inside "
+                 "@cuda.jit (numbers, arrays, cuda.*, math.*).").format(name=name, first=first)
     if kind in ("CudaAPIError", "CudaDriverError", "CudaSupportError"):
         if "ILLEGAL_ADDRESS" in message:
-            return (f"{name} read or wrote outside an array on the GPU (a missing bounds test). "
-                    "The GPU cannot be used again in this session: restart it (on Colab: "
-                    "Runtime → Restart session) and run the notebook from the top.")
+            return _("{name} read or wrote outside an array on the GPU (a missing bounds "
+                     "test). The GPU cannot be used again in this session: restart it (on "
+                     "Colab: Runtime → Restart session) and run the notebook from the top."
+                     ).format(name=name)
         if "OUT_OF_RESOURCES" in message:
-            return (f"the GPU refused to launch {name}: a block needs more registers or "
-                    "threads than an SM has.")
-        return f"the GPU refused to run {name}: {_first_line(message)}."
+            return _("the GPU refused to launch {name}: a block needs more registers or "
+                     "threads than an SM has.").format(name=name)
+        return _("the GPU refused to run {name}: {first}.").format(name=name, first=first)
     if isinstance(exc, IndexError):
-        return (f"{name}: an index out of range{where} ({message}): a thread outside the "
-                "matrix, or a tile element past K, needs its bounds test.")
+        return _("{name}: an index out of range{where} ({message}): a thread outside the "
+                 "matrix, or a tile element past K, needs its bounds test.").format(
+                     name=name, where=where, message=message)
     if isinstance(exc, NameError):
-        return (f"{name}: {message}{where}: define it (or spell it as in the notes) "
-                "inside the kernel.")
+        return _("{name}: {message}{where}: define it (or spell it as in the notes) inside "
+                 "the kernel.").format(name=name, message=message, where=where)
     if kind in ("NotAKernelError", "GemmInputError"):
         return message
-    return f"{name} failed{where}: {kind}: {_first_line(message)}"
+    return _("{name} failed{where}: {kind}: {first}").format(name=name, where=where, kind=kind,
+                                                             first=first)
 
 
 class plain_errors:  # noqa: N801 - used like a function: `with plain_errors("gemm_naive"):`

@@ -35,6 +35,7 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from course.runtime.i18n import _
 from course.trust.policy_rules import (
     ALLOWED_JIT_KEYWORDS,
     DENIED_ATTRIBUTES,
@@ -44,6 +45,7 @@ from course.trust.policy_rules import (
     KERNEL_SYNTAX,
     MODULE_LIKE,
     WHAT_IS_FINE,
+    builtin_hint,
     import_refusal,
     qualname_refusal,
 )
@@ -111,7 +113,7 @@ _FIELD = string.Formatter()
 def _format_reaches_attributes(template: str) -> bool:
     """True if a str.format template reads attributes or items of its arguments ({0.x})."""
     try:
-        fields = [f for _, f, _, _ in _FIELD.parse(template) if f is not None]
+        fields = [f for _lit, f, _spec, _conv in _FIELD.parse(template) if f is not None]
     except ValueError:
         return True
     return any(re.search(r"[.\[]", f) for f in fields)
@@ -130,16 +132,18 @@ class _Checker(ast.NodeVisitor):
 
     def fail(self, node: ast.AST, what: str, instead: str = "") -> None:
         line = getattr(node, "lineno", None)
-        where = f"{self.owner} (line {line})" if line else self.owner
+        where = (_("{owner} (line {line})").format(owner=self.owner, line=line) if line
+                 else self.owner)
         scope = self.scopes[-1] if self.scopes else None
         if scope and scope.kernel:
-            raise DisallowedCodeError(
-                f"{where} uses {what} inside the @cuda.jit function `{scope.kernel}`: Numba "
-                "cannot compile that for the GPU, so it would fail on the grader's GPU even "
-                "where the simulator runs it." + (f" {instead}" if instead else ""))
-        raise DisallowedCodeError(
-            f"{where} uses {what}, which graded code may not use."
-            + (f" {instead}" if instead else f" {WHAT_IS_FINE}"))
+            message = _("{where} uses {what} inside the @cuda.jit function `{kernel}`: Numba "
+                        "cannot compile that for the GPU, so it would fail on the grader's GPU "
+                        "even where the simulator runs it.").format(
+                where=where, what=what, kernel=scope.kernel)
+            raise DisallowedCodeError(f"{message} {instead}" if instead else message)
+        message = _("{where} uses {what}, which graded code may not use.").format(
+            where=where, what=what)
+        raise DisallowedCodeError(f"{message} {instead or _(WHAT_IS_FINE)}")
 
     # -- scopes ----------------------------------------------------------------------------
 
@@ -174,16 +178,18 @@ class _Checker(ast.NodeVisitor):
                 root = root.value
             if isinstance(root, ast.Name) and root.id in ("cuda", "numba") and \
                     root.id not in self.aliases and not self.known(root.id):
-                self.fail(deco, f"`{root.id}` without importing it",
-                          "Add `from numba import cuda` to your cells.")
+                self.fail(deco, _("`{name}` without importing it").format(name=root.id),
+                          _("Add `from numba import cuda` to your cells."))
             if not self._jit_decorator(deco):
-                self.fail(deco, f"the decorator `@{ast.unparse(deco)}`",
-                          "Only @cuda.jit (in any spelling) may decorate a graded function.")
+                self.fail(deco, _("the decorator `@{decorator}`").format(
+                    decorator=ast.unparse(deco)),
+                    _("Only @cuda.jit (in any spelling) may decorate a graded function."))
             if isinstance(deco, ast.Call):
                 for kw in deco.keywords:
                     if kw.arg not in ALLOWED_JIT_KEYWORDS:
                         self.fail(deco, f"@cuda.jit({kw.arg}=…)",
-                                  f"Allowed options: {', '.join(sorted(ALLOWED_JIT_KEYWORDS))}.")
+                                  _("Allowed options: {options}.").format(
+                                      options=", ".join(sorted(ALLOWED_JIT_KEYWORDS))))
                 self.scan_outside(deco.args + [kw.value for kw in deco.keywords])
             kernel = kernel or node.name
         args = node.args
@@ -208,12 +214,12 @@ class _Checker(ast.NodeVisitor):
             self.visit(n)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self.fail(node, "an async function", "Use a plain `def`.")
+        self.fail(node, _("an async function"), _("Use a plain `def`."))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.fail(node, f"a class (`{node.name}`)",
-                  "A class can redefine ==, < and float(), so graded code uses functions and "
-                  "plain values (numbers, tuples, dicts, arrays) instead.")
+        self.fail(node, _("a class (`{name}`)").format(name=node.name),
+                  _("A class can redefine ==, < and float(), so graded code uses functions and "
+                    "plain values (numbers, tuples, dicts, arrays) instead."))
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.check_kernel_syntax(node)
@@ -242,7 +248,7 @@ class _Checker(ast.NodeVisitor):
         self.check_kernel_syntax(node)
         module = node.module or ""
         if node.level:
-            self.fail(node, "a relative import")
+            self.fail(node, _("a relative import"))
         for a in node.names:
             why = import_refusal(module, a.name)
             if why:
@@ -255,45 +261,47 @@ class _Checker(ast.NodeVisitor):
         name = node.id
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             if name.startswith("__"):
-                self.fail(node, f"the name `{name}`")
+                self.fail(node, _("the name `{name}`").format(name=name))
             return
         if name in DENIED_BUILTINS and not any(name in s.names for s in self.scopes):
-            self.fail(node, f"`{name}`", _instead(name))
+            self.fail(node, f"`{name}`", builtin_hint(name))
         if name == "type":
-            self.fail(node, "`type` other than as type(x)",
-                      "Use isinstance(x, float) to test a type.")
+            self.fail(node, _("`type` other than as type(x)"),
+                      _("Use isinstance(x, float) to test a type."))
         if name.startswith("__"):
-            self.fail(node, f"the name `{name}`")
+            self.fail(node, _("the name `{name}`").format(name=name))
         if self.in_kernel() and name in KERNEL_BUILTINS and not self.known_local(name):
             self.fail(node, f"`{name}`")
         if not self.known(name):
-            self.fail(node, f"`{name}` (not defined in your answer cells)",
-                      "Define it (or import it) in a cell above, with `def`, `NAME = …` or "
-                      "an import.")
+            self.fail(node, _("`{name}` (not defined in your answer cells)").format(name=name),
+                      _("Define it (or import it) in a cell above, with `def`, `NAME = …` or "
+                        "an import."))
         if self.aliases.get(name) in MODULE_LIKE and not self.known_local(name):
-            self.fail(node, f"the module `{name}` as a value",
-                      f"Use its functions directly, e.g. {name}.something(x).")
+            self.fail(node, _("the module `{name}` as a value").format(name=name),
+                      _("Use its functions directly, e.g. {name}.something(x).").format(
+                          name=name))
 
     def known_local(self, name: str) -> bool:
         return any(name in s.names for s in self.scopes)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("_") or node.attr in DENIED_ATTRIBUTES:
-            self.fail(node, f"the attribute `.{node.attr}`",
-                      "Names starting with _ and a few others reach Python's internals.")
+            self.fail(node, _("the attribute `.{name}`").format(name=node.attr),
+                      _("Names starting with _ and a few others reach Python's internals."))
         if node.attr == "format":
             receiver = node.value
             if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)
                     and not _format_reaches_attributes(receiver.value)):
-                self.fail(node, "`.format` on a template that is not a plain string",
-                          "Use an f-string: f\"n must be positive, got {n}\".")
+                self.fail(node, _("`.format` on a template that is not a plain string"),
+                          _("Use an f-string: f\"n must be positive, got {n}\"."))
         qual = _qualname(node, self.aliases)
         if qual is not None and not self.known_local(_root_name(node) or ""):
             why = qualname_refusal(qual)
             if why:
                 self.fail(node, f"`{ast.unparse(node)}`", why)
             if isinstance(node.ctx, (ast.Store, ast.Del)):
-                self.fail(node, f"assignment to `{ast.unparse(node)}` (a module's attribute)")
+                self.fail(node, _("assignment to `{target}` (a module's attribute)").format(
+                    target=ast.unparse(node)))
             return
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             root = _root_name(node)
@@ -301,9 +309,10 @@ class _Checker(ast.NodeVisitor):
             local = bool(scope and root in scope.names and root not in scope.params
                          and len(self.scopes) > 1)
             if not local:
-                self.fail(node, f"assignment to the attribute `{ast.unparse(node)}`",
-                          "Graded code may set attributes only of arrays its function "
-                          "created itself.")
+                self.fail(node, _("assignment to the attribute `{target}`").format(
+                    target=ast.unparse(node)),
+                    _("Graded code may set attributes only of arrays its function created "
+                      "itself."))
         self.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -313,13 +322,14 @@ class _Checker(ast.NodeVisitor):
                 else None
             if qual and qual.startswith("numpy.") and \
                     qual.split(".")[1] not in KERNEL_NUMPY_CALLS:
-                self.fail(node, f"`{ast.unparse(func)}(…)` (a NumPy function)",
-                          "Use math.sqrt, math.exp … for numbers, cuda.local.array for a "
-                          "per-thread array, and np.float32(x) for a type.")
+                self.fail(node, _("`{call}(…)` (a NumPy function)").format(
+                    call=ast.unparse(func)),
+                    _("Use math.sqrt, math.exp … for numbers, cuda.local.array for a "
+                      "per-thread array, and np.float32(x) for a type."))
         if isinstance(func, ast.Name) and func.id == "type" and not self.known_local("type"):
             if len(node.args) != 1 or node.keywords:
-                self.fail(node, "`type(...)` with more than one argument",
-                          "Use isinstance(x, float) to test a type.")
+                self.fail(node, _("`type(...)` with more than one argument"),
+                          _("Use isinstance(x, float) to test a type."))
             self.visit(node.args[0])
             return
         self.generic_visit(node)
@@ -328,27 +338,14 @@ class _Checker(ast.NodeVisitor):
 
     def check_kernel_syntax(self, node: ast.AST) -> None:
         if self.in_kernel() and type(node) in KERNEL_SYNTAX:
-            self.fail(node, *KERNEL_SYNTAX[type(node)])
+            what, instead = KERNEL_SYNTAX[type(node)]
+            self.fail(node, _(what), _(instead) if instead else "")
 
     def generic_visit(self, node: ast.AST) -> None:
         self.check_kernel_syntax(node)
         if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
-            self.fail(node, "async code", "Use plain functions.")
+            self.fail(node, _("async code"), _("Use plain functions."))
         super().generic_visit(node)
-
-
-def _instead(name: str) -> str:
-    hints = {
-        "getattr": "Use the attribute directly (x.shape) or a dict.",
-        "setattr": "Assign to a local variable or an array element instead.",
-        "open": "Graded code works on the values it is given, never on files.",
-        "eval": "Write the expression itself.",
-        "exec": "Write the code itself.",
-        "globals": "Pass what a function needs as an argument.",
-        "vars": "Pass what a function needs as an argument.",
-        "object": "Use plain values (numbers, tuples, dicts, arrays).",
-    }
-    return hints.get(name, WHAT_IS_FINE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,13 +376,14 @@ def validate_module(source: str) -> None:
             checker.run(stmt)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
-                raise DisallowedCodeError(f"{owner} (line {stmt.lineno}) has no value")
+                raise DisallowedCodeError(_("{owner} (line {line}) has no value").format(
+                    owner=owner, line=stmt.lineno))
             checker.run(stmt)
         elif isinstance(stmt, ast.ClassDef):
             checker.run(stmt)
         else:
-            raise DisallowedCodeError(
-                f"line {stmt.lineno}: `{ast.unparse(stmt)[:50]}` is not a definition")
+            raise DisallowedCodeError(_("line {line}: `{code}` is not a definition").format(
+                line=stmt.lineno, code=ast.unparse(stmt)[:50]))
 
 
 def _owner(stmt: ast.stmt) -> str:
@@ -394,5 +392,5 @@ def _owner(stmt: ast.stmt) -> str:
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        return f"`{', '.join(names)}`" if names else "an assignment"
-    return "an import"
+        return f"`{', '.join(names)}`" if names else _("an assignment")
+    return _("an import")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+from course.runtime.i18n import N_, _
+
 # ---------------------------------------------------------------------------------------------
 # The lists.
 
@@ -66,22 +68,22 @@ ALLOWED_JIT_KEYWORDS = frozenset({"device", "fastmath", "lineinfo", "max_registe
 
 #: inside a @cuda.jit function: syntax Numba cannot compile for the GPU, with what to write.
 KERNEL_SYNTAX: dict[type, tuple[str, str]] = {
-    ast.List: ("a list", "Use scalars, a tuple, or cuda.local.array."),
-    ast.ListComp: ("a list comprehension", "Use a for loop."),
-    ast.Dict: ("a dict", "Use scalars or a tuple."),
-    ast.DictComp: ("a dict comprehension", "Use a for loop."),
-    ast.Set: ("a set", "Use scalars or a tuple."),
-    ast.SetComp: ("a set comprehension", "Use a for loop."),
-    ast.GeneratorExp: ("a generator expression", "Use a for loop."),
-    ast.With: ("a `with` block", ""),
-    ast.Try: ("try/except", "Test the condition with `if` instead."),
-    ast.Yield: ("yield", ""),
-    ast.YieldFrom: ("yield from", ""),
-    ast.JoinedStr: ("an f-string", "Print the values directly: print('k =', k)."),
-    ast.Global: ("a global statement", ""),
-    ast.Nonlocal: ("a nonlocal statement", ""),
-    ast.Import: ("an import", "Import at the top of the cell instead."),
-    ast.ImportFrom: ("an import", "Import at the top of the cell instead."),
+    ast.List: (N_("a list"), N_("Use scalars, a tuple, or cuda.local.array.")),
+    ast.ListComp: (N_("a list comprehension"), N_("Use a for loop.")),
+    ast.Dict: (N_("a dict"), N_("Use scalars or a tuple.")),
+    ast.DictComp: (N_("a dict comprehension"), N_("Use a for loop.")),
+    ast.Set: (N_("a set"), N_("Use scalars or a tuple.")),
+    ast.SetComp: (N_("a set comprehension"), N_("Use a for loop.")),
+    ast.GeneratorExp: (N_("a generator expression"), N_("Use a for loop.")),
+    ast.With: (N_("a `with` block"), ""),
+    ast.Try: (N_("try/except"), N_("Test the condition with `if` instead.")),
+    ast.Yield: (N_("yield"), ""),
+    ast.YieldFrom: (N_("yield from"), ""),
+    ast.JoinedStr: (N_("an f-string"), N_("Print the values directly: print('k =', k).")),
+    ast.Global: (N_("a global statement"), ""),
+    ast.Nonlocal: (N_("a nonlocal statement"), ""),
+    ast.Import: (N_("an import"), N_("Import at the top of the cell instead.")),
+    ast.ImportFrom: (N_("an import"), N_("Import at the top of the cell instead.")),
 }
 #: built-ins Numba cannot compile inside a GPU kernel (checked by compiling each on an H200,
 #: scripts/gpu_policy_probe.py: sum over a tuple and lambda compile; these do not).
@@ -93,8 +95,24 @@ KERNEL_NUMPY_CALLS = frozenset({"float16", "float32", "float64", "int8", "int16"
                                  "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
                                  "complex64", "complex128", "intp", "uintp"})
 
-WHAT_IS_FINE = ("Ordinary Python is fine (arithmetic, loops, if, comprehensions, isinstance, "
-                 "helper functions, NumPy's numeric functions, math.*).")
+#: in English; shown as ``_(WHAT_IS_FINE)``.
+WHAT_IS_FINE = N_("Ordinary Python is fine (arithmetic, loops, if, comprehensions, isinstance, "
+                  "helper functions, NumPy's numeric functions, math.*).")
+
+
+def builtin_hint(name: str) -> str:
+    """What to write instead of the refused built-in ``name`` (in the student's language)."""
+    hints = {
+        "getattr": _("Use the attribute directly (x.shape) or a dict."),
+        "setattr": _("Assign to a local variable or an array element instead."),
+        "open": _("Graded code works on the values it is given, never on files."),
+        "eval": _("Write the expression itself."),
+        "exec": _("Write the code itself."),
+        "globals": _("Pass what a function needs as an argument."),
+        "vars": _("Pass what a function needs as an argument."),
+        "object": _("Use plain values (numbers, tuples, dicts, arrays)."),
+    }
+    return hints.get(name, _(WHAT_IS_FINE))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,12 +124,12 @@ def import_refusal(module: str, name: str | None = None) -> str | None:
     if module == "__future__":
         return None
     if module not in ALLOWED_MODULES:
-        return ("Graded code may import only math, cmath, numpy, numba, itertools, functools, "
-                "statistics, fractions and typing.")
+        return _("Graded code may import only math, cmath, numpy, numba, itertools, "
+                 "functools, statistics, fractions and typing.")
     if name is None:
         return None
     if name == "*":
-        return "Import the names you use, one by one."
+        return _("Import the names you use, one by one.")
     return qualname_refusal(f"{module}.{name}")
 
 
@@ -120,23 +138,24 @@ def qualname_refusal(qual: str) -> str | None:
     parts = qual.split(".")
     for part in parts[1:]:
         if part.startswith("_") or part in DENIED_ATTRIBUTES:
-            return f"Names starting with _ and `.{part}` reach Python's internals."
+            return _("Names starting with _ and `.{name}` reach Python's internals.").format(
+                name=part)
     head = parts[0]
     if head in ("math", "cmath", "typing", "itertools", "functools", "statistics", "fractions"):
         return None
     if head == "numpy":
         if len(parts) > 1 and parts[1] in NUMPY_DENIED:
-            return ("NumPy's file, memory-map, testing and global-state functions are not "
-                    "available to graded code; its numeric functions are.")
+            return _("NumPy's file, memory-map, testing and global-state functions are not "
+                     "available to graded code; its numeric functions are.")
         return None
     if head == "numba":
         if len(parts) == 1:
             return None
         if parts[1] not in NUMBA_ALLOWED:
-            return ("From numba, graded code may use cuda and the number types (float32, "
-                    "int32 …).")
+            return _("From numba, graded code may use cuda and the number types (float32, "
+                     "int32 …).")
         if parts[1] == "cuda" and len(parts) > 2 and parts[2] not in CUDA_ALLOWED:
-            return ("From numba.cuda, graded code may use the kernel API (grid, threadIdx, "
-                    "shared.array, syncthreads, atomic …) and to_device/device_array.")
+            return _("From numba.cuda, graded code may use the kernel API (grid, threadIdx, "
+                     "shared.array, syncthreads, atomic …) and to_device/device_array.")
         return None
-    return "Graded code may use only math, cmath, numpy, numba and the standard helpers."
+    return _("Graded code may use only math, cmath, numpy, numba and the standard helpers.")

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from course.runtime import backend, gpulock
+from course.runtime import backend, gpulock, i18n
 
 DEFAULT_TIMEOUT_S = 300.0
 #: the child's entry point (a package run with ``python -m``); named, not imported.
@@ -47,6 +47,8 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
     if simulator:
         env[backend.SIM_ENV] = "1"
     env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+    # The child cannot find the notebook (no session, no Colab front end): it speaks ours.
+    env[i18n.ENV] = i18n.language()
     beat = Path(os.environ[gpulock.HEARTBEAT_ENV]) if os.environ.get(gpulock.HEARTBEAT_ENV) \
         else None
     with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, gpulock.released():

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from course.gemm.cudac.source import KernelSpec, full_source
+from course.runtime.i18n import N_, _
 
 HERE = Path(__file__).resolve().parent
 RUN_TIMEOUT_S = 120.0
@@ -176,11 +177,11 @@ def build(source: str, spec: KernelSpec, tile: int | None = None) -> Runner:
 # ---------------------------------------------------------------------------------------------
 # Running, and turning what the runtime saw into sentences.
 
-_BARRIER_HINT = ("a tiled kernel needs one __syncthreads() after loading the tiles (so nobody "
-                 "reads a tile element before it is stored) and one after the multiply loop "
-                 "(so nobody overwrites a tile element another thread is still using)")
-_BOUNDS_HINT = ("a missing or wrong bounds test (threads of the last partial block, or tile "
-                "elements past K)")
+_BARRIER_HINT = N_("a tiled kernel needs one __syncthreads() after loading the tiles (so "
+                   "nobody reads a tile element before it is stored) and one after the multiply "
+                   "loop (so nobody overwrites a tile element another thread is still using)")
+_BOUNDS_HINT = N_("a missing or wrong bounds test (threads of the last partial block, or tile "
+                  "elements past K)")
 
 
 def _lines(exe: Path, pcs: list[int]) -> dict[int, str]:
@@ -194,7 +195,7 @@ def _lines(exe: Path, pcs: list[int]) -> dict[int, str]:
     for pc, text in zip(pcs, proc.stdout.splitlines(), strict=False):
         m = re.search(r":(\d+)", text)
         if m and not text.startswith("??"):
-            out[pc] = f"line {m.group(1)}"
+            out[pc] = _("line {number}").format(number=m.group(1))
     return out
 
 
@@ -217,8 +218,8 @@ def _shared_names(exe: Path) -> list[tuple[int, int, str]]:
 def _describe_shared(offset: int, names: list[tuple[int, int, str]]) -> str:
     for start, size, name in names:
         if start <= offset < start + size:
-            return f"{name} (element {(offset - start) // 4})"
-    return f"shared memory (byte {offset})"
+            return _("{name} (element {index})").format(name=name, index=(offset - start) // 4)
+    return _("shared memory (byte {offset})").format(offset=offset)
 
 
 def _thread(t: int, block_x: int) -> str:
@@ -230,54 +231,61 @@ def _format(err: dict, exe: Path, block_x: int, shape: tuple[int, int, int],
     """(category, sentence) for one event the runtime reported."""
     M, N, K = shape
     kind = err["kind"]
-    who = f"thread {_thread(err['thread'], block_x)} of block ({err['block'][0]}, " \
-          f"{err['block'][1]})"
+    thread, block = _thread(err["thread"], block_x), f"({err['block'][0]}, {err['block'][1]})"
+    who = _("thread {thread} of block {block}").format(thread=thread, block=block)
     at = lines.get(err["pc"], "")
-    at = f" at {at}" if at else ""
+    at = _(" at {line}").format(line=at) if at else ""
     if kind in ("oob_read", "oob_write"):
         array, i = err["array"], err["index"]
         size = {"A": M * K, "B": K * N, "C": M * N}[array]
-        place = (f"{-i} element(s) before the start of {array}" if i < 0 else
-                 f"{array}[{i}], past its end ({array} has {size} elements)")
-        verb = "read" if kind == "oob_read" else "wrote"
+        place = (_("{count} element(s) before the start of {array}").format(count=-i, array=array)
+                 if i < 0 else _("{array}[{index}], past its end ({array} has {size} elements)"
+                                 ).format(array=array, index=i, size=size))
         if err["thread"] < 0:
-            return "problem", f"something wrote just outside C for M={M}, N={N}, K={K}"
-        return "problem", (f"index out of range for M={M}, N={N}, K={K}: {who} {verb} "
-                           f"{place}{at}. An index out of range means {_BOUNDS_HINT}.")
+            return "problem", _("something wrote just outside C for M={M}, N={N}, K={K}").format(
+                M=M, N=N, K=K)
+        sentence = (_("index out of range for M={M}, N={N}, K={K}: {who} read {place}{at}. An "
+                      "index out of range means {hint}.") if kind == "oob_read" else
+                    _("index out of range for M={M}, N={N}, K={K}: {who} wrote {place}{at}. An "
+                      "index out of range means {hint}."))
+        return "problem", sentence.format(M=M, N=N, K=K, who=who, place=place, at=at,
+                                          hint=_(_BOUNDS_HINT))
     if kind == "write_input":
-        return "problem", (f"{who} wrote into {err['array']}{at}, an input: only C may be "
-                           "written")
+        return "problem", _("{who} wrote into {array}{at}, an input: only C may be written"
+                            ).format(who=who, array=err["array"], at=at)
     if kind.startswith("race"):
         where = _describe_shared(err["index"], names)
-        other = f"thread {_thread(err['other'], block_x)}"
+        other = _("thread {thread}").format(thread=_thread(err["other"], block_x))
         other_at = lines.get(err["pc2"], "")
         other_at = f" ({other_at})" if other_at else ""
         if kind == "race_read_after_write":
-            what = f"{who} read {where}{at}, which {other} wrote{other_at}"
+            what = _("{who} read {where}{at}, which {other} wrote{other_at}")
         elif kind == "race_write_after_read":
-            what = f"{who} wrote {where}{at}, which {other} read{other_at}"
+            what = _("{who} wrote {where}{at}, which {other} read{other_at}")
         else:
-            what = f"{who} and {other} both wrote {where}{at}"
-        return "race", f"{what} with no __syncthreads() in between: {_BARRIER_HINT}"
+            what = _("{who} and {other} both wrote {where}{at}")
+        what = what.format(who=who, where=where, at=at, other=other, other_at=other_at)
+        return "race", _("{what} with no __syncthreads() in between: {hint}").format(
+            what=what, hint=_(_BARRIER_HINT))
     if kind == "uninitialised_shared":
         where = _describe_shared(err["index"], names)
-        return "uninitialised", (f"{who} read {where}{at} before any thread of its block "
-                                 "wrote it: load (or zero-pad) every tile element before "
-                                 "__syncthreads(), then read")
+        return "uninitialised", _("{who} read {where}{at} before any thread of its block wrote "
+                                  "it: load (or zero-pad) every tile element before "
+                                  "__syncthreads(), then read").format(who=who, where=where,
+                                                                       at=at)
     if kind == "barrier_divergence":
-        return "problem", (f"thread {_thread(err['thread'], block_x)} of block "
-                           f"({err['block'][0]}, {err['block'][1]}) finished while thread "
-                           f"{_thread(err['other'], block_x)} waits at the __syncthreads() on "
-                           f"line {err['line']}: every thread of a block must reach every "
-                           "barrier (do not `return` early in a tiled kernel: guard the loads "
-                           "and the store instead). On a GPU this hangs or misbehaves.")
+        return "problem", _("thread {thread} of block {block} finished while thread {other} "
+                            "waits at the __syncthreads() on line {line}: every thread of a "
+                            "block must reach every barrier (do not `return` early in a tiled "
+                            "kernel: guard the loads and the store instead). On a GPU this "
+                            "hangs or misbehaves.").format(
+            thread=thread, block=block, other=_thread(err["other"], block_x), line=err["line"])
     if kind == "barrier_mismatch":
-        return "problem", (f"threads of one block wait at different __syncthreads() calls "
-                           f"(line {err['line']} and line {err['line2']}): a barrier inside "
-                           "an `if` that not every thread takes")
-    signal = err["array"]
-    return "problem", (f"the kernel crashed ({signal}) in {who}: an index far outside the "
-                       "arrays, or a runaway pointer")
+        return "problem", _("threads of one block wait at different __syncthreads() calls (line "
+                            "{line} and line {line2}): a barrier inside an `if` that not every "
+                            "thread takes").format(line=err["line"], line2=err["line2"])
+    return "problem", _("the kernel crashed ({signal}) in {who}: an index far outside the "
+                        "arrays, or a runaway pointer").format(signal=err["array"], who=who)
 
 
 def run(runner: Runner, A: np.ndarray, B: np.ndarray, grid: tuple[int, int],
@@ -294,9 +302,11 @@ def run(runner: Runner, A: np.ndarray, B: np.ndarray, grid: tuple[int, int],
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            raise TimeoutError(
-                f"{runner.spec.name} did not finish within {timeout_s:.0f} s on the CPU runner "
-                f"for M={M}, N={N}, K={K}: an endless loop?") from None
+            raise TimeoutError(_(
+                "{name} did not finish within {seconds} s on the CPU runner for M={M}, N={N}, "
+                "K={K}: an endless loop?").format(name=runner.spec.name,
+                                                  seconds=f"{timeout_s:.0f}", M=M, N=N, K=K)
+            ) from None
         if not rep.exists():
             raise RuntimeError(f"the CPU runner stopped without a report (exit code "
                                f"{proc.returncode}): {proc.stderr.strip()[:300]}")
@@ -315,5 +325,6 @@ def run(runner: Runner, A: np.ndarray, B: np.ndarray, grid: tuple[int, int],
         {"problem": result.problems, "race": result.races,
          "uninitialised": result.uninitialised}[category].append(text)
     if report.get("crashed") and not result.problems:
-        result.problems.append(f"the kernel crashed on the CPU runner for M={M}, N={N}, K={K}")
+        result.problems.append(_("the kernel crashed on the CPU runner for M={M}, N={N}, K={K}"
+                                 ).format(M=M, N=N, K=K))
     return result

@@ -1,0 +1,129 @@
+"""A time budget for timed launches, so that a kernel that hangs or crawls holds the GPU briefly.
+
+Speedup timings take the GPU alone (:mod:`course.runtime.gpulock`): while one student's kernels
+are timed, every other student's check waits. A kernel that loops forever at the timed size
+(right on every small shape the correctness tests use) would keep them waiting until its
+check's timeout, ten minutes by default, and a kernel that crawls for nearly as long.
+
+The host cannot interrupt a running GPU kernel: the thread that waits for it (an event's
+``synchronize``) blocks until the kernel ends, and a kernel that never ends is stopped only by
+ending its process, which destroys its CUDA context. So the budget is a watchdog thread. Its
+deadline is derived from what the launches should cost, measured in the same process on the
+same GPU just before: the reference naive kernel's time for one launch at the timed size,
+times the number of launches, times a generous :data:`MULTIPLE`, plus :data:`FLOOR_S` for the
+host's own work. When the deadline passes it calls the overrun handler with a plain reason
+("your tiled kernel did not finish its 23 launches at 2048³ within 19 s; the course's naive
+kernel takes 0.30 s for as many"). In the fresh check process (:mod:`course._isolated`) the
+handler writes that reason as the check's result and ends the process at once
+(:func:`exit_on_overrun`): the GPU and its lock are free for the next student. Elsewhere (no
+handler set) the timing raises :class:`TimingBudgetExceeded` after the launch in progress
+returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: seconds always allowed on top of the derived budget (the host's work: events, checks).
+FLOOR_S = 10.0
+#: how many times the reference's cost the launches may take.
+MULTIPLE = 10.0
+
+_HANDLER: list[Callable[[str], None]] = []
+
+
+class TimingBudgetExceeded(RuntimeError):
+    """The timed launches took longer than their budget (see the module docstring)."""
+
+
+def exit_on_overrun(result_path: str | Path) -> None:
+    """In a check process: on overrun, write ``{"error": reason}`` to ``result_path`` and end
+    the process at once (its CUDA context, the hung kernel and the GPU lock go with it)."""
+
+    def give_up(reason: str) -> None:
+        Path(result_path).write_text(json.dumps({"error": reason}))
+        os._exit(0)
+
+    _HANDLER[:] = [give_up]
+
+
+@dataclass
+class LaunchBudget:
+    """The watchdog of one timing. ``reference`` names the launch whose measured time sets the
+    budget; ``labels`` say what each launch is in a sentence ("your tiled kernel");
+    ``size`` is the timed size as the reason shows it ("2048³")."""
+
+    reference: str
+    size: str
+    labels: dict[str, str] = field(default_factory=dict)
+    floor_s: float = FLOOR_S
+    multiple: float = MULTIPLE
+    #: called with the reason when the deadline passes; None: the process's handler, if any.
+    on_overrun: Callable[[str], None] | None = None
+    now: Callable[[], float] = time.monotonic
+    poll_s: float = 0.05
+    #: the reason, once the deadline passed; the budget in seconds (set by start, calibrate)
+    expired: str | None = field(default=None, init=False)
+    seconds: float = field(default=0.0, init=False)
+    _launches: int = field(default=0, init=False)
+    _per_kernel: int = field(default=0, init=False)
+    _reference_s: float | None = field(default=None, init=False)
+    _current: str = field(default="", init=False)
+    _started: float = field(default=0.0, init=False)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False)
+    _thread: threading.Thread | None = field(default=None, init=False)
+
+    def start(self, launches: int, per_kernel: int) -> None:
+        """Start the clock: ``launches`` in all, ``per_kernel`` for each kernel. Until the
+        reference is measured, only :attr:`floor_s` is allowed."""
+        self._launches, self._per_kernel = launches, per_kernel
+        self._started, self.seconds = self.now(), self.floor_s
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def calibrate(self, reference_ms: float) -> float:
+        """The reference took ``reference_ms`` for one launch: set and return the budget."""
+        self._reference_s = reference_ms / 1e3
+        self.seconds = self.floor_s + self.multiple * self._reference_s * self._launches
+        return self.seconds
+
+    def running(self, name: str) -> None:
+        """The launches of ``name`` are the ones in progress (for the reason)."""
+        self._current = name
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def check(self) -> None:
+        """Raise :class:`TimingBudgetExceeded` if the deadline passed (no handler ended us)."""
+        if self.expired:
+            raise TimingBudgetExceeded(self.expired)
+
+    def reason(self) -> str:
+        label = self.labels.get(self._current, f"the kernel {self._current!r}")
+        ref = self.labels.get(self.reference, f"the kernel {self.reference!r}")
+        if self._reference_s is None:
+            return (f"{label} did not finish its first launches at {self.size} within "
+                    f"{self.seconds:.0f} s; a kernel that loops forever, or waits at a barrier "
+                    "some threads never reach?")
+        return (f"{label} did not finish its {self._per_kernel} launches at {self.size} within "
+                f"{self.seconds:.0f} s; {ref} takes {self._reference_s * self._per_kernel:.2f} s "
+                "for as many. Does it loop forever, wait at a barrier some threads never reach, "
+                "or do far more work than it should?")
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            if self.now() - self._started > self.seconds:
+                self.expired = self.reason()
+                handler = self.on_overrun or (_HANDLER[0] if _HANDLER else None)
+                if handler is not None:
+                    handler(self.expired)
+                return
