@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release grade table test test-class test-edits test-fast lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-edits test-fast lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -67,6 +67,13 @@ grade: install
 	$(BIN)/python -m autograder.harness grade --engine $(ENGINE) \
 	  $(if $(SLURM_ARGS),--sbatch-args "$(SLURM_ARGS)")
 
+## An LMS's bulk download (Canvas, Moodle) into submitted/: make collect ZIP=path/to/download.zip
+## [LAYOUT=canvas|moodle] [MAPPING=ids.csv] [REGEX='…' for another LMS] (README, "Handing in")
+collect: install
+	$(BIN)/python -m autograder.harness collect --zip "$(ZIP)" \
+	  $(if $(LAYOUT),--layout "$(LAYOUT)") $(if $(MAPPING),--mapping "$(MAPPING)") \
+	  $(if $(REGEX),--regex '$(value REGEX)')
+
 table: install
 	$(BIN)/python -m autograder.harness table
 
@@ -118,4 +125,4 @@ figures: install
 
 clean:
 	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
-	  test-artifacts
+	  test-artifacts downloaded set_aside collection.csv sample-lms

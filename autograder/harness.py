@@ -18,7 +18,10 @@ repository URL (``course/runtime/config.py``) is still the placeholder.
 ``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
-formgrader since) and prints the table.
+formgrader since) and prints the table. ``collect --zip download.zip`` (``make collect``) puts an
+LMS's bulk download into ``submitted/`` (:mod:`autograder.handin`); before grading, ``grade`` and
+``demo`` add the assignment to a fresh gradebook and give renamed notebooks (``Copy of …``) their
+release names, and print what was collected (``collection.csv``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ from pathlib import Path
 
 from autograder import engines, normalise, progress, release, samples, sandbox, translation, worker
 from autograder.config import ASSIGNMENT
+from autograder.handin import collect as handin_collect
+from autograder.handin import failure, ready
+from autograder.handin import report as handin_report
+from autograder.samples import handin as sample_handin
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOG_LOCK = threading.Lock()
@@ -103,9 +110,11 @@ def build_release(root: Path, sync: bool = False) -> None:
 
 def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:
     """Write the sample class (or ``only`` those students) into submitted/, replacing what a
-    previous demo left."""
+    previous demo left; the students who hand in through an LMS are collected from its zip."""
     shutil.rmtree(root / "submitted", ignore_errors=True)
-    return samples.build_class(root, root / "submitted", only)
+    ids = samples.build_class(root, root / "submitted", only)
+    sample_handin.collect(root, nbgrader)
+    return ids
 
 
 @dataclass
@@ -200,12 +209,15 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
             row = Row(student)
             failed = root / "autograded" / student / GRADING_FAILED
             if failed.exists():
-                last = failed.read_text().strip().splitlines() or ["unknown error"]
-                row.notes.append(f"GRADING FAILED (re-grade after fixing): {last[-1][:200]}")
+                row.notes.append("GRADING FAILED (re-grade after fixing): "
+                                 + failure.explain(failed.read_text()))
+            row.notes += handin_report.notes_for(root, student)
             try:
                 sub = gb.find_submission(ASSIGNMENT, student)
             except Exception:  # noqa: BLE001 - no submission: a row of zeros, said so
                 row.notes.append("no submission")
+                row.missing = list(notebooks)  # every notebook "—", out of its full points
+                row.scores = {nb.name: (0.0, nb.max_score) for nb in assignment.notebooks}
                 rows.append(row)
                 continue
             for nb in sub.notebooks:
@@ -324,7 +336,7 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     """
     engine = engine or engines.LocalEngine(workers())
     everyone = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
-    students = students or everyone
+    students = everyone if students is None else students
     unknown = sorted(set(students) - set(everyone))
     if unknown:
         raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
@@ -335,29 +347,31 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     error = None
     with progress.Progress(len(students)) as bar:
         try:
-            engine.grade(root, students, bar.done)
+            if students:
+                engine.grade(root, students, bar.done)
         except engines.GradingError as exc:
             error = str(exc)
-    # One student's feedback that nbconvert cannot write (nbgrader drops it and fails the
-    # command at the end) must not cost the class its grades.csv and table.
     if not nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root, check=False):
-        why = "feedback could not be written for some students (see .nbgrader.log)"
-        error = f"{error}; {why}" if error else why
+        # no student graded at all: the table still says why for each
+        print("  no feedback written: "
+              + failure.explain(LAST_FAILURE.get(("generate_feedback", ASSIGNMENT, "--force"),
+                                                 "")), flush=True)
+    ready.alias_feedback(root)  # a renamed notebook's feedback under its handed-in name too
     nbgrader("export", root=root)
     return error
 
 
 def reset_grading_state(root: Path) -> None:
-    for name in ("autograded", "feedback", engines.SLURM_DIR):
+    for name in ("autograded", "feedback", engines.SLURM_DIR, "downloaded", "set_aside"):
         shutil.rmtree(root / name, ignore_errors=True)
-    for name in ("gradebook.db", "grades.csv", ".nbgrader.log"):
+    for name in ("gradebook.db", "grades.csv", ".nbgrader.log", handin_report.CSV_NAME):
         (root / name).unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.harness", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["release", "demo", "grade", "table"])
+    parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
@@ -381,7 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                         "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
     parser.add_argument("--fresh", action="store_true",
                         help="slurm: forget an unfinished run and grade every shard again")
+    handin_collect.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.command == "collect":  # before chdir: paths are relative to where it was typed
+        return handin_collect.from_arguments(args, nbgrader)
     root = args.root.resolve()
     os.chdir(root)
     if args.command in ("release", "demo"):
@@ -403,10 +420,11 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     error = None
     if args.command in ("demo", "grade"):
+        graded = ready.ready_to_grade(root, nbgrader, only if args.command == "grade" else None)
         engine = engines.make_engine(args.engine, workers=args.workers or workers(),
                                      per_task=args.per_task, sbatch_args=args.sbatch_args,
                                      fresh=args.fresh)
-        error = autograde_all(root, engine, only if args.command == "grade" else None)
+        error = autograde_all(root, engine, graded)
     if args.command == "table":  # hand grades given since the last grading reach grades.csv
         nbgrader("export", root=root, quiet=True)
     if args.command in ("demo", "grade", "table"):

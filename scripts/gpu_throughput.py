@@ -206,17 +206,25 @@ def main(argv: list[str] | None = None) -> int:
     base = scratch / "release"
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir()
-    shutil.copytree(ROOT / "source", base / "source")
+    for folder in ("source", "i18n", "assets"):  # the Korean release needs its catalogs
+        if (ROOT / folder).is_dir():
+            shutil.copytree(ROOT / folder, base / folder)
     shutil.copy(ROOT / "nbgrader_config.py", base)
     started = time.monotonic()
     # The release alone (as `demo` builds it): `release` would also sync the README and the
     # figures, which this scratch copy does not have.
-    subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                    "from autograder.harness import build_release; "
-                    "build_release(Path(sys.argv[1]))", str(base)], check=True,
-                   capture_output=True, cwd=base,
-                   env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                       filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))))
+    built = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                            "from autograder.harness import build_release; "
+                            "build_release(Path(sys.argv[1]))", str(base)],
+                           capture_output=True, text=True, cwd=base,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                               filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))))
+    if built.returncode:
+        log = base / ".nbgrader.log"
+        tail = log.read_text(errors="replace")[-6000:] if log.is_file() else "(no log)"
+        print(f"building the release failed (exit {built.returncode}):\n{built.stdout[-3000:]}"
+              f"\n{built.stderr[-3000:]}\n--- {log}:\n{tail}", flush=True)
+        return 1
     print(f"release built in {time.monotonic() - started:.0f} s; {os.cpu_count()} cores, "
           f"{gpus} GPU(s); parallel phase: {parallel_workers} at a time", flush=True)
 

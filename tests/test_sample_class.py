@@ -482,3 +482,26 @@ def test_hostile_rows_say_why(graded) -> None:
             table["rita_fork_bomb"]["notes"]
     else:
         assert "fork refused" in stream("rita_fork_bomb")
+
+
+def test_every_way_of_handing_in_reaches_the_grader(graded) -> None:
+    """Issue 19: a Canvas zip (late, two uploads: the newer graded), a Moodle zip (a renamed
+    notebook in a folder, found by its cells) and Colab's names (``X (1).IPYNB``, and a scratch
+    notebook set aside by name) are graded — their scores are checked with everyone's — and
+    the table and collection.csv say what was done with every file."""
+    _need("uma_canvas_zip", "vic_moodle_zip", "wes_colab_names")
+    course, table, stdout = graded
+    uma = "; ".join(table["uma_canvas_zip"]["notes"])
+    assert "'uma_LATE_4101_708202_01_arithmetic_intensity.ipynb' not graded" in uma
+    assert "is newer and maps to the same notebook" in uma and "marked late by the LMS" in uma
+    vic = "; ".join(table["vic_moodle_zip"]["notes"])
+    assert "'intensity_final.ipynb' graded as 01_arithmetic_intensity (recognised by its cells)" \
+        in vic
+    wes = "; ".join(table["wes_colab_names"]["notes"])
+    assert "'01_Arithmetic_Intensity (1).IPYNB' graded as 01_arithmetic_intensity" in wes
+    assert "'scratch.ipynb' not graded: matches no notebook" in wes
+    assert (course / "set_aside" / "wes_colab_names" / "week4" / "scratch.ipynb").exists()
+    assert "collected canvas.zip" in stdout and "collected moodle.zip" in stdout
+    rows = (course / "collection.csv").read_text()
+    for outcome in ("renamed", "superseded", "unmatched"):
+        assert f",{outcome}," in rows

@@ -85,7 +85,9 @@ def test_slurm_grades_like_local_and_reruns_only_a_failed_shard(cluster, tmp_pat
     # The local run and the first Slurm run side by side (less waiting on a 2-core machine).
     local_run = _start(local, "grade", "--engine", "local", "--json", str(local / "table.json"))
     broken = slurm / "submitted" / BROKEN / "week4" / "01_arithmetic_intensity.ipynb"
-    broken.write_text("{ this is not a notebook")
+    # a notebook nbgrader cannot read (one that is not even JSON never reaches it: it is set
+    # aside before grading, see autograder/handin/tidy.py)
+    broken.write_text('{"cells": [], "metadata": {}, "nbformat": 99, "nbformat_minor": 0}')
     first = _harness(slurm, "grade", "--engine", "slurm", "--per-task", "1", "--json",
                      str(slurm / "first.json"), env=cluster.env)
     out = _finish(local_run)

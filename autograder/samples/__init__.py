@@ -26,6 +26,10 @@ the samples follow the notebooks when they change:
 ``ROUND_TRIP`` ``"colab"``: every notebook as Colab writes it back (see :func:`colab_round_trip`);
 ``TAMPERS``    True for a student who tampers with the checks in their own kernel, so that the
                notebook's verdicts are expected to differ from the grader's;
+``HANDIN``     how the files reach the instructor when not as ``submitted/<id>/week4/<name>``:
+               ``"canvas"`` or ``"moodle"`` (in that LMS's zip) or ``"colab"`` (under Colab's and
+               browsers' names), with ``LMS_ID``, ``LATE``, ``UPLOADED_AS``, ``OLDER_UPLOAD``
+               and ``EXTRA_FILES`` (see :mod:`autograder.samples.handin`);
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
 ``EXPECTED_GPU`` the same on a GPU machine, where it differs;
 ``EXPECTED_NOTES`` {notebook: [text, …]}: what the grade table's notes must say;
@@ -51,6 +55,7 @@ from typing import Any
 
 from autograder.config import ASSIGNMENT
 from autograder.samples import edits
+from autograder.samples import handin
 from autograder.translation import release_dir
 
 _MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
@@ -106,6 +111,8 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
     "reaching the network": ("quinn_phones_home",),
     "a fork bomb": ("rita_fork_bomb",),
     "too much memory": ("sam_eats_memory",),
+    "handed in through a Canvas zip, a Moodle zip, or under Colab's names": (
+        "uma_canvas_zip", "vic_moodle_zip", "wes_colab_names"),
 }
 
 
@@ -246,10 +253,18 @@ def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) 
         raise ValueError(f"no sample student called {', '.join(unknown)}; the class is "
                          f"{', '.join(sorted(everyone))}")
     ids = []
+    handin.reset(root)
     for sid, spec in sorted(everyone.items()):
         if only and sid not in only:
             continue
         wanted = released if spec.NOTEBOOKS == "all" else spec.NOTEBOOKS
+        if getattr(spec, "HANDIN", None):
+            release = {nb: json.loads((root / "release" / ASSIGNMENT / f"{nb}.ipynb")
+                                      .read_text()) for nb in released}
+            handin.write(root, submitted, sid, spec,
+                         {nb: build_notebook(root, nb, spec) for nb in wanted}, release)
+            ids.append(sid)
+            continue
         folder = submitted / sid / ASSIGNMENT
         folder.mkdir(parents=True, exist_ok=True)
         for notebook in wanted:

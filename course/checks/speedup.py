@@ -75,15 +75,16 @@ class SpeedupReport:
 
 
 #: what each timed kernel is, in the reason a timing that overran its budget gives.
-KERNEL_LABELS = {"tiled": "your tiled kernel", "own naive": "your naive kernel",
-                 "reference naive": "the course's naive kernel"}
+KERNEL_LABELS = {"tiled": N_("your tiled kernel"), "own naive": N_("your naive kernel"),
+                 "reference naive": N_("the course's naive kernel")}
 
 
 def timing_budget(names: list[str], size: int) -> LaunchBudget:
     """The budget of a speedup timing (:mod:`course.perf.budget`): derived from the course's
     naive kernel where the grader supplies it, else from the student's own."""
     reference = "reference naive" if "reference naive" in names else "own naive"
-    return LaunchBudget(reference=reference, size=f"{size}³", labels=KERNEL_LABELS)
+    return LaunchBudget(reference=reference, size=f"{size}³",
+                        labels={name: _(label) for name, label in KERNEL_LABELS.items()})
 
 
 #: the quick correctness look before timing: ragged, and not a multiple of any tile.

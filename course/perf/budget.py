@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.runtime.i18n import _
+
 #: seconds always allowed on top of the derived budget (the host's work: events, checks).
 FLOOR_S = 10.0
 #: how many times the reference's cost the launches may take.
@@ -108,16 +110,21 @@ class LaunchBudget:
             raise TimingBudgetExceeded(self.expired)
 
     def reason(self) -> str:
-        label = self.labels.get(self._current, f"the kernel {self._current!r}")
-        ref = self.labels.get(self.reference, f"the kernel {self.reference!r}")
+        """Why the launches were stopped, in the student's language, with the numbers."""
+        label = self.labels.get(self._current) or _("the kernel {name!r}").format(
+            name=self._current)
+        ref = self.labels.get(self.reference) or _("the kernel {name!r}").format(
+            name=self.reference)
         if self._reference_s is None:
-            return (f"{label} did not finish its first launches at {self.size} within "
-                    f"{self.seconds:.0f} s; a kernel that loops forever, or waits at a barrier "
-                    "some threads never reach?")
-        return (f"{label} did not finish its {self._per_kernel} launches at {self.size} within "
-                f"{self.seconds:.0f} s; {ref} takes {self._reference_s * self._per_kernel:.2f} s "
-                "for as many. Does it loop forever, wait at a barrier some threads never reach, "
-                "or do far more work than it should?")
+            return _("{label} did not finish its first launches at {size} within {seconds:.0f} "
+                     "s; a kernel that loops forever, or waits at a barrier some threads never "
+                     "reach?").format(label=label, size=self.size, seconds=self.seconds)
+        return _("{label} did not finish its {launches} launches at {size} within {seconds:.0f} "
+                 "s; {reference} takes {reference_s:.2f} s for as many. Does it loop forever, "
+                 "wait at a barrier some threads never reach, or do far more work than it "
+                 "should?").format(label=label, launches=self._per_kernel, size=self.size,
+                                   seconds=self.seconds, reference=ref,
+                                   reference_s=self._reference_s * self._per_kernel)
 
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_s):

@@ -1,4 +1,4 @@
-"""Wes duplicated the visible test `ai_matmul_square` to run it again beside his change. A
+"""Rex duplicated the visible test `ai_matmul_square` to run it again beside his change. A
 test runs once, where the release put it: the copy is dropped and the note says so. Full
 marks (nbgrader alone: 0/11)."""
 

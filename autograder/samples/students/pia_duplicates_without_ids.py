@@ -1,6 +1,6 @@
-"""Vic duplicated the `ai_matmul` answer cell in an editor that saves nbformat 4.4: no cell
-ids, so the copy and the original look alike but for their place. Graded as Uma: full marks,
-and the note says a copy was kept as his own cell."""
+"""Pia duplicated the `ai_matmul` answer cell in an editor that saves nbformat 4.4: no cell
+ids, so the copy and the original look alike but for their place. Graded as Ora: full marks,
+and the note says a copy was kept as her own cell."""
 
 NOTEBOOKS = ["01_arithmetic_intensity"]
 BASE = "solutions"

@@ -1,0 +1,127 @@
+"""Put every student's files in ``submitted/`` under the names nbgrader grades.
+
+Runs before grading (``make grade``), on whatever put the files there: ``nbgrader collect``
+from the exchange, ``make collect`` from an LMS zip, or an instructor's copy by hand. For each
+student's ``submitted/<student>/<assignment>/``:
+
+* a file with a release notebook's exact name is kept;
+* a notebook under another name is recognised (:mod:`autograder.handin.recognise`) and renamed
+  to the release name; two files that become the same notebook: the newer (modification
+  time; for equal times the one already named right) is graded, the other set aside;
+* a file that is no notebook of the assignment (unknown cells, not JSON, too large) is moved
+  to ``set_aside/<student>/<assignment>/``: never graded, never deleted, and said by name in
+  ``collection.csv``, the summary and the grade table;
+* other files (pictures, PDFs, text that is not a notebook) stay where they are, listed as
+  ignored.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autograder.config import ASSIGNMENT
+from autograder.handin import report
+from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
+
+#: files nbgrader itself writes into a submission folder (submit, collect, zip_collect)
+NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}
+
+
+def hidden(rel: str) -> bool:
+    """Files no one handed in on purpose: Jupyter's ``.ipynb_checkpoints/``, dot files, the
+    ``__MACOSX/`` folder of a zip made on a Mac."""
+    return any(part.startswith(".") or part == "__MACOSX" for part in rel.split("/"))
+
+
+def _set_aside(root: Path, student: str, path: Path) -> None:
+    target = root / report.SET_ASIDE / student / ASSIGNMENT / path.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        target.unlink()
+    shutil.move(str(path), target)
+
+
+def _candidate(path: Path) -> bool:
+    """Files that may be notebooks: anything named like one, and text without a known type."""
+    return looks_like_notebook(path.name) or path.suffix.lower() in ("", ".txt", ".json")
+
+
+def tidy_student(root: Path, student: str, release: Release, limit: int) -> list[report.Entry]:
+    """Tidy one student's folder; return what was done with each file."""
+    folder = root / "submitted" / student / ASSIGNMENT
+    entries: list[report.Entry] = []
+
+    def entry(name: str, notebook: str, outcome: str, detail: str = "") -> None:
+        entries.append(report.Entry("folder", student, name, notebook, outcome, detail))
+
+    claims: dict[str, list[tuple[Path, str]]] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if rel in NBGRADER_FILES or hidden(rel):
+            continue
+        if not _candidate(path):
+            entry(rel, "", "ignored", "not a notebook")
+            continue
+        try:
+            notebook, how = identify(path, release, limit)
+        except NotANotebook as exc:
+            reason = str(exc)
+            if not looks_like_notebook(path.name) and reason.startswith("not a notebook"):
+                entry(rel, "", "ignored", "not a notebook")  # notes.txt: leave it be
+                continue
+            outcome = "unmatched" if reason.startswith("matches no") else "rejected"
+            _set_aside(root, student, path)
+            entry(rel, "", outcome, f"{reason}; moved to {report.SET_ASIDE}/{student}/")
+            continue
+        claims.setdefault(notebook, []).append((path, how))
+    for notebook, files in sorted(claims.items()):
+        exact = f"{notebook}.ipynb"
+        # newest first; for equal times, the file that already has the right name
+        files.sort(key=lambda f: (f[0].stat().st_mtime, f[0].relative_to(folder).as_posix()
+                                  == exact), reverse=True)
+        (winner, how), losers = files[0], files[1:]
+        win_rel = winner.relative_to(folder).as_posix()
+        for path, _ in losers:
+            rel = path.relative_to(folder).as_posix()
+            _set_aside(root, student, path)
+            entry(rel, notebook, "superseded",
+                  f"'{win_rel}' is newer and maps to the same notebook, {notebook}; "
+                  f"moved to {report.SET_ASIDE}/{student}/")
+        if win_rel == exact:
+            entry(win_rel, notebook, "kept")
+            continue
+        target = folder / exact
+        winner.rename(target)
+        entry(win_rel, notebook, "renamed",
+              "recognised by its name" if how == "name" else "recognised by its cells")
+    for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+        if not any(sub.iterdir()):
+            sub.rmdir()
+    return entries
+
+
+def tidy(root: Path, students: list[str] | None = None) -> list[report.Entry]:
+    """Tidy ``submitted/`` (or these ``students`` of it), write the folder rows of
+    ``collection.csv`` and return them."""
+    release = Release.load(root / "release" / ASSIGNMENT)
+    limit = report.limit_bytes()
+    submitted = root / "submitted"
+    everyone = sorted(p.name for p in submitted.iterdir() if p.is_dir()) \
+        if submitted.exists() else []
+    entries: list[report.Entry] = []
+    for student in everyone:
+        if students is not None and student not in students:
+            continue
+        folder = submitted / student / ASSIGNMENT
+        folder.mkdir(exist_ok=True)
+        # files put straight into submitted/<student>/ belong in its assignment folder
+        for path in sorted(p for p in (submitted / student).iterdir() if p.is_file()):
+            if not (folder / path.name).exists():
+                path.rename(folder / path.name)
+        entries += tidy_student(root, student, release, limit)
+    # grading some students keeps the others' rows; grading everyone replaces them all
+    keep = [e for e in report.read(root) if e.step == "folder" and e.student not in students
+            ] if students is not None else []
+    report.write(root, keep + entries, "folder")
+    return entries
