@@ -36,12 +36,14 @@
 set -uo pipefail
 PART=${1:-bench}
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
-for wheels in .whl*/; do  # each carried folder once per machine (a warm one keeps /tmp/site)
-  stamp=/tmp/site/.done-${wheels%/}
-  [ -f "$stamp" ] && continue
+# Every carried folder in ONE install: a second `pip install --target --upgrade` replaces the
+# first one's bin/ (nbgrader, alembic) with its own. A warm machine keeps /tmp/site.
+stamp=/tmp/site/.done-$(ls -d .whl*/ | tr -d '/\n')
+if [ ! -f "$stamp" ]; then
+  rm -rf /tmp/site
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site "$wheels"*.whl && touch "$stamp" || exit 1
-done
+    --target /tmp/site .whl*/*.whl && touch "$stamp" || exit 1
+fi
 export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/debs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
 export PATH=/tmp/debs/usr/bin:/tmp/site/bin:$PATH MPLBACKEND=Agg JUPYTER_PATH=/tmp/site/share/jupyter
