@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-fast lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-edits test-fast lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -91,6 +91,16 @@ test: install colab-venv
 ## class).
 test-class: install
 	COURSE_SAMPLE_CLASS=full $(BIN)/python -m pytest tests/test_sample_class.py -rs --durations=5
+
+## Random student edits (copies, scratch cells, deleted, swapped, pasted and retyped cells, 4.4
+## without ids, kernelspecs) of every notebook: EDITS notebooks through the course's sanitize
+## pipeline (`make test` runs 60), and EDITS_END_TO_END edited copies of notebook 01 graded by
+## `nbgrader autograde` itself. tests/test_edits.py says what each part shows.
+EDITS ?= 1200
+EDITS_END_TO_END ?= 12
+test-edits: install
+	COURSE_EDITS_EXAMPLES=$(EDITS) COURSE_EDITS_END_TO_END=$(EDITS_END_TO_END) \
+		$(BIN)/python -m pytest tests/test_edits.py -s -rs --durations=5
 
 ## Everything but the slow end-to-end tests (notebooks, sample class, browser).
 test-fast: install

@@ -10,7 +10,9 @@ What it changes from nbgrader's defaults, and why:
   of simulating them a second time (:mod:`course.trust.replay`);
 * cells are recognised against the release and deleted graded cells put back, also when a
   notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``),
-  both from the release of the notebook's language (:mod:`autograder.languages`);
+  both from the release of the notebook's language (:mod:`autograder.languages`); copied
+  cells are settled first, in place of nbgrader's ``DeduplicateIds``, which failed the whole
+  notebook over one copy (:mod:`autograder.normalise`);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
@@ -107,7 +109,6 @@ def configure(c: Any, root: Path) -> None:
         CheckCellMetadata,
         ClearHiddenTests,
         ClearOutput,
-        DeduplicateIds,
         GetGrades,
         IgnorePattern,
         LimitOutput,
@@ -117,7 +118,7 @@ def configure(c: Any, root: Path) -> None:
 
     from autograder.execute import SurvivingExecute
     from autograder.languages import LocalizedOverwriteCells
-    from autograder.restore import RestoreCells
+    from autograder.normalise import NormaliseCells
     from autograder.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
 
     root = root.resolve()
@@ -140,12 +141,14 @@ def configure(c: Any, root: Path) -> None:
     # nbgrader's own add_missing_cells can fail the whole notebook (KeyError on a deleted
     # test cell after a markdown cell); RestoreCells does that job first, against the release.
     c.OverwriteCells.add_missing_cells = False
-    c.RestoreCells.course_root = str(root)
+    c.NormaliseCells.course_root = str(root)
     # OverwriteCells, plus read-only markdown put back in the notebook's own language
     # (a Korean submission's feedback stays Korean: autograder/languages.py).
     c.LocalizedOverwriteCells.course_root = str(root)
+    # NormaliseCells (a RestoreCells) replaces DeduplicateIds: that step empties the metadata
+    # of every copy of a cell but the last, and CheckCellMetadata then fails the notebook.
     c.Autograde.sanitize_preprocessors = [
-        ClearOutput, DeduplicateIds, RestoreCells, OverwriteKernelspec, LocalizedOverwriteCells,
+        ClearOutput, NormaliseCells, OverwriteKernelspec, LocalizedOverwriteCells,
         CheckCellMetadata,
     ]
     kernels = install_sandboxed_kernelspec(root)

@@ -36,7 +36,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import engines, progress, release, samples, sandbox, translation, worker
+from autograder import engines, normalise, progress, release, samples, sandbox, translation, worker
 from autograder.config import ASSIGNMENT
 from autograder.handin import collect as handin_collect
 from autograder.handin import failure, ready
@@ -179,6 +179,7 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
         row.notes.append(in_language(language, "{notebook}: test cell(s) added back: {cells}"
                                      ).format(notebook=notebook,
                                               cells=", ".join(restored["cells_added"])))
+    row.notes += normalise.table_notes(notebook, restored, language)  # copies, order
     for gid, cell in summary.get("cells", {}).items():
         key = f"{notebook}:{gid}"
         if cell.get("status") == "fail":

@@ -18,8 +18,9 @@ cell among the graded cells only, and raises ``KeyError`` when that neighbour is
    (:mod:`autograder.languages`): ``release-ko/week4`` for a Korean notebook.
 2. **Restore** the release's ``metadata.nbgrader`` on each recognised cell. ``OverwriteCells``
    then puts back the instructor's source of every test cell, hidden tests included.
-3. **Add back** graded cells that are missing altogether, right after the cell that precedes
-   them in the release.
+3. **Add back** graded cells and read-only code cells that are missing altogether, right
+   after the cell that precedes them in the release (a test may need the instructor's
+   imports and helpers: a deleted one would fail it).
 
 What was done is written into the notebook's metadata (:data:`RESTORED_KEY`); the trusted
 re-check copies it into its summary and the grade table says so. A course directory without the
@@ -119,9 +120,11 @@ def recognise(cells: list[dict[str, Any]], release: list[dict[str, Any]]) -> dic
 
 
 def _wanted_back(cell: dict[str, Any]) -> bool:
-    """Release cells that must exist for grading: tests, graded answers, tasks."""
+    """Release cells that must exist for grading: tests, graded answers, tasks, and read-only
+    code (the instructor's imports and helpers, which tests may need)."""
     meta = _nbgrader(cell)
-    return bool(meta.get("grade") or meta.get("task"))
+    return bool(meta.get("grade") or meta.get("task")
+                or (cell["cell_type"] == "code" and meta.get("locked")))
 
 
 def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]:
@@ -139,7 +142,8 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]
     position = {j: i for i, j in match.items()}
     used_ids = {c.get("id") for c in cells if c.get("id")}
     with_ids = nb.get("nbformat", 4) > 4 or nb.get("nbformat_minor", 0) >= 5
-    added = []
+    added: list[str] = []
+    read_only: list[str] = []
     for j, cell in enumerate(rel):
         if j in present or not _wanted_back(cell):
             continue
@@ -159,8 +163,12 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]
         cells.insert(at, new)
         position = {k: (p + 1 if p >= at else p) for k, p in position.items()}
         position[j] = at
-        added.append(_nbgrader(cell)["grade_id"])
-    return {"metadata_restored": restored, "cells_added": added}
+        (added if _nbgrader(cell).get("grade") or _nbgrader(cell).get("task")
+         else read_only).append(_nbgrader(cell)["grade_id"])
+    done = {"metadata_restored": restored, "cells_added": added}
+    if read_only:
+        done["read_only_added"] = read_only
+    return done
 
 
 class RestoreCells(NbGraderPreprocessor):
@@ -184,10 +192,15 @@ class RestoreCells(NbGraderPreprocessor):
                 "graded, or a deleted test cell cannot be put back")
         release = json.loads(path.read_text(encoding="utf-8"))
         raw = json.loads(json.dumps(nb))  # plain dicts, edited in place
-        done = restore(raw, release)
+        done = self.restore_cells(raw, release)
         out = from_dict(raw)
         if done["metadata_restored"] or done["cells_added"]:
             self.log.warning("RestoreCells %s: restored metadata of %s; added back %s",
                              info.get("notebook"), done["metadata_restored"], done["cells_added"])
         out.metadata[RESTORED_KEY] = done
         return out, resources
+
+    def restore_cells(self, raw: dict[str, Any], release: dict[str, Any]) -> dict[str, Any]:
+        """Recognise, restore and add back cells of ``raw`` (in place); what was done. A
+        subclass may do more around it (:class:`autograder.normalise.NormaliseCells`)."""
+        return dict(restore(raw, release))

@@ -275,6 +275,21 @@ def test_restored_cells_are_said_in_the_table(graded) -> None:
     assert with_tests <= covered, f"no deleted-and-edited tests in {with_tests - covered}"
 
 
+def test_every_expected_note_is_in_the_table(graded) -> None:
+    """What a student's spec says the notes must say (copies kept or dropped, an answer below
+    its test, read-only cells put back: autograder/normalise.py) is in that student's row."""
+    _, table, _ = graded
+    specs = samples.sample_students()
+    checked = 0
+    for sid, row in table.items():
+        notes = " ".join(row["notes"])
+        for nb, texts in getattr(specs[sid], "EXPECTED_NOTES", {}).items():
+            for text in texts:
+                assert f"{nb}: {text}" in notes, (sid, text, notes)
+                checked += 1
+    assert checked, "no graded student expects a note: this test would prove nothing"
+
+
 def test_restored_metadata_is_said_in_the_table(graded) -> None:
     _need("tia_lost_metadata", "eli_deletes_tests")
     _, table, _ = graded

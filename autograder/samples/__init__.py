@@ -10,6 +10,17 @@ the samples follow the notebooks when they change:
 ``EDIT_TESTS`` {notebook: {grade_id: source}} — test cells the student rewrote;
 ``DELETE``     {notebook: [grade_id, …]} — cells the student deleted;
 ``APPEND``     {notebook: [source, …]} — code cells the student added at the end;
+``DUPLICATE``  {notebook: [grade_id, …]} — cells the student copied (*Duplicate*: the copy,
+               metadata and all, right below the original, with a new id);
+``MOVE``       {notebook: [(grade_id, after_grade_id), …]} — a cell moved to stand right after
+               another;
+``INSERT``     {notebook: [(grade_id, cell_type, source), …]} — a new cell of the student's own
+               right above the cell ``grade_id``;
+``PASTE``      {notebook: [(other_notebook, grade_id, after_grade_id), …]} — a cell of another
+               released notebook pasted, metadata and all, right after a cell of this one;
+``RETYPE``     {notebook: [grade_id, …]} — cells turned code <-> markdown;
+``STRIP_IDS``  notebooks saved as nbformat 4.4 (no cell ids), metadata kept;
+``KERNELSPEC`` {"name", "display_name", "language"}: every notebook saved with this kernel;
 ``STRIP_METADATA`` notebooks (a list, or ``"all"``) whose cells lost ``metadata.nbgrader`` and
                their ids, as after a trip through an editor that drops what it does not know;
 ``ROUND_TRIP`` ``"colab"``: every notebook as Colab writes it back (see :func:`colab_round_trip`);
@@ -21,6 +32,7 @@ the samples follow the notebooks when they change:
                and ``EXTRA_FILES`` (see :mod:`autograder.samples.handin`);
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
 ``EXPECTED_GPU`` the same on a GPU machine, where it differs;
+``EXPECTED_NOTES`` {notebook: [text, …]}: what the grade table's notes must say;
 ``LANGUAGE``   ``"ko"`` for a student who works on the Korean release (``release-ko/week4``;
                default ``"en"``, ``release/week4``);
 ``SAME_AS``    for such a student, the English student whose answers they hand in: the grade
@@ -42,6 +54,7 @@ from types import ModuleType
 from typing import Any
 
 from autograder.config import ASSIGNMENT
+from autograder.samples import edits
 from autograder.samples import handin
 from autograder.translation import release_dir
 
@@ -85,6 +98,8 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
     "deleted and edited test cells in every notebook with tests": (
         "pat_deletes_and_edits_tests", "cas_cuda_deletes_and_edits_tests"),
     "lost nbgrader metadata": ("tia_lost_metadata",),
+    "copied cells: an answer, a test, read-only cells (nbformat 4.4)": ("kit_copies_cells",),
+    "an answer moved below its test": ("abe_answer_below_its_test",),
     "the Korean release (the same grades as in English, feedback in Korean)": (
         "minji_ko_deletes_tests", "jiwoo_ko_correct"),
     "a hang": ("fay_hangs",),
@@ -163,12 +178,40 @@ def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any
         cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
                       "execution_count": None})
     nb["cells"] = cells
+    structure_edits(root, nb, notebook, spec)
     strip = getattr(spec, "STRIP_METADATA", [])
     if strip == "all" or notebook in strip:
         strip_metadata(nb)
     if getattr(spec, "ROUND_TRIP", None) == "colab":
         colab_round_trip(nb)
     return nb
+
+
+def structure_edits(root: Path, nb: dict[str, Any], notebook: str, spec: ModuleType) -> None:
+    """Apply the spec's copies, moves, pasted and new cells, 4.4 format and kernelspec (in
+    that order)."""
+    for n, gid in enumerate(getattr(spec, "DUPLICATE", {}).get(notebook, [])):
+        edits.duplicate(nb, edits.index_of(nb, gid), seed=n)
+    for gid, after in getattr(spec, "MOVE", {}).get(notebook, []):
+        at = edits.index_of(nb, gid)
+        cell = nb["cells"].pop(at)
+        nb["cells"].insert(edits.index_of(nb, after) + 1, cell)
+    for n, (other, gid, after) in enumerate(getattr(spec, "PASTE", {}).get(notebook, [])):
+        path = release_dir(root, language(spec)) / f"{other}.ipynb"
+        theirs = json.loads(path.read_text(encoding="utf-8"))
+        cell = copy.deepcopy(theirs["cells"][edits.index_of(theirs, gid)])
+        if "id" in cell:
+            cell["id"] = edits.new_id(nb, seed=200 + n)
+        nb["cells"].insert(edits.index_of(nb, after) + 1, cell)
+    for n, (gid, cell_type, source) in enumerate(getattr(spec, "INSERT", {}).get(notebook, [])):
+        edits.insert(nb, edits.index_of(nb, gid), cell_type, source, seed=100 + n)
+    for gid in getattr(spec, "RETYPE", {}).get(notebook, []):
+        edits.retype(nb, edits.index_of(nb, gid))
+    if notebook in getattr(spec, "STRIP_IDS", []):
+        edits.strip_ids(nb)
+    kernel = getattr(spec, "KERNELSPEC", None)
+    if kernel:
+        edits.set_kernelspec(nb, **kernel)
 
 
 def strip_metadata(nb: dict[str, Any]) -> None:
