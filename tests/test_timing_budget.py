@@ -169,3 +169,28 @@ def test_a_spinning_tiled_kernel_is_stopped_within_its_budget_on_the_gpu():
         out = json.loads(rp.read_text())
     assert "your tiled kernel did not finish its 23 launches at 2048³" in out["error"]
     assert took < 60, f"the hung kernel held the GPU {took:.0f} s"
+
+
+def test_a_clock_that_reads_short_cannot_shrink_the_budget():
+    """The deadline is wall time: the reference's launch is also timed by the wall clock, and
+    the longer of the two sets the budget (a stand-in clock that reads 0 ms, as in tests of
+    the speedup on the simulator, gave a 10 s budget that slow simulated launches overran)."""
+
+    class ReadsZero(StandInClock):
+        def measure(self, fn, batch: int) -> float:
+            super().measure(fn, batch)
+            return 0.0
+
+    clock, reasons = ReadsZero(), []
+    budget = budget_for(clock, reasons)
+    launches = {"tiled": clock.launch("tiled", 2.2), "own naive": clock.launch("own naive", 13),
+                "reference naive": clock.launch("reference naive", 13)}
+    time_launches(launches, repeats=20, clock=clock, budget=budget)
+    assert not reasons
+    assert budget.seconds == pytest.approx(FLOOR_S + MULTIPLE * 0.013 * (3 * 23 + 1))
+
+
+def test_off_a_gpu_the_speedup_timing_has_no_budget():
+    from course.checks.speedup import gpu_timing_budget
+
+    assert gpu_timing_budget(["tiled", "own naive"], 40) is None  # this machine: the simulator

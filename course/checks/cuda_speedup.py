@@ -31,7 +31,7 @@ from course.checks.speedup import (
     NotMeasuredError,
     SpeedupCheckError,
     SpeedupReport,
-    timing_budget,
+    gpu_timing_budget,
 )
 from course.gemm.cudac import gpu
 from course.gemm.cudac.launch import CudaGemm
@@ -96,7 +96,7 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
         with gpulock.exclusive():  # other graders' kernels must not share the GPU meanwhile
             timings = time_launches(launches, repeats=repeats, checks=checks,
                                     clock=gpu.CupyEventClock(),
-                                    budget=timing_budget(list(launches), size))
+                                    budget=gpu_timing_budget(list(launches), size))
     except TimingBudgetExceeded as exc:
         return {"error": str(exc)}
     except UnverifiedTimingError as exc:
