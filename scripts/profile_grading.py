@@ -250,7 +250,10 @@ class Sampler(threading.Thread):
 
 def startup_costs(repeats: int = 2) -> dict[str, float]:
     """CPU seconds of each start-up in a fresh process (the best of ``repeats``)."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    # the repository first, then whatever else the caller's path holds (a GPU machine's
+    # carried wheels in /tmp/site, say)
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     out = {}
     for label, code in STARTUP.items():
         best = float("inf")
