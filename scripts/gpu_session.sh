@@ -42,7 +42,13 @@ stamp=/tmp/site/.done-$(ls -d .whl*/ | tr -d '/\n')
 if [ ! -f "$stamp" ]; then
   rm -rf /tmp/site
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl*/*.whl && touch "$stamp" || exit 1
+    --target /tmp/site .whl*/*.whl || exit 1
+  # Byte-compile once, here: the graders' sandboxes see /tmp/site and the repository read-only,
+  # so without .pyc files every kernel and check process compiles numpy, nbformat and the
+  # course from source again (measured on the H200: `import numpy` 2.17 CPU-s without, 0.84
+  # with; grading starts some 60 such processes per submission).
+  python3 -m compileall -q -j 0 /tmp/site "$PWD/course" "$PWD/autograder" > /dev/null
+  touch "$stamp"
 fi
 export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/debs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
