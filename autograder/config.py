@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder import sandbox
+from autograder.names import ASSIGNMENT, COURSE_ID
 
-COURSE_ID = "gpu-week4"
-ASSIGNMENT = "week4"
 KERNEL_NAME = "week4-sandboxed"
 REFERENCE_NOTEBOOK = "02_naive_gemm.ipynb"
 #: the CUDA C track's reference naive kernel: the GEMM_NAIVE_CUDA string of this notebook

@@ -38,8 +38,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from autograder.config import ASSIGNMENT
+from autograder.names import ASSIGNMENT
+from autograder.nbgrader_cli import LAST_FAILURE, append_log, nbgrader, record_grading_failure
 from autograder.progress import StudentResult
+from autograder.table import collect
 from autograder.translation import LANGUAGES
 from autograder.worker import Worker, nbgrader_env
 
@@ -61,8 +63,6 @@ class Engine(Protocol):
 
 def student_result(root: Path, student: str, seconds: float, ok: bool) -> StudentResult:
     """The progress line's numbers for one student, read from the gradebook."""
-    from autograder.harness import collect
-
     notebooks = len(list((root / "autograded" / student / ASSIGNMENT).glob("*.ipynb")))
     try:
         _, rows = collect(root, only=[student])
@@ -88,8 +88,6 @@ class LocalEngine:
         self.workers = workers
 
     def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None:
-        from autograder.harness import LAST_FAILURE, append_log, nbgrader, record_grading_failure
-
         report_lock = threading.Lock()
         todo: queue.SimpleQueue[str] = queue.SimpleQueue()
         for student in students:
@@ -420,8 +418,6 @@ def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
 
 def run_shard(run: Path, index: int) -> int:
     """Array task side: grade shard ``index`` of the plan in ``run`` in its own course copy."""
-    from autograder.harness import workers
-
     plan = json.loads((run / "plan.json").read_text())
     root = Path(plan["root"])
     course, students = prepare_shard(run, plan, index)
@@ -454,6 +450,24 @@ def make_engine(name: str, *, workers: int, per_task: int = 8, sbatch_args: str 
         extra = shlex.split(sbatch_args or os.environ.get("COURSE_SLURM_ARGS", ""))
         return SlurmEngine(per_task=per_task, sbatch_args=extra, fresh=fresh)
     raise ValueError(f"unknown engine {name!r}: choose local or slurm")
+
+
+def workers() -> int:
+    """Students graded at once on this machine (``COURSE_GRADING_WORKERS``).
+
+    Default: CPU cores, at most 4, without a GPU; half the cores with one — the notebooks run
+    on the simulator (CPU work), and speedup timings queue for the GPU one at a time behind
+    :mod:`course.runtime.gpulock`, so students no longer need to wait for each other.
+    """
+    from course.runtime.backend import driver_gpu_count
+
+    if os.environ.get("COURSE_GRADING_WORKERS"):
+        value = os.environ["COURSE_GRADING_WORKERS"]
+        if not value.isdigit() or int(value) < 1:
+            raise SystemExit(f"COURSE_GRADING_WORKERS must be a whole number ≥ 1, got {value!r}")
+        return int(value)
+    cores = os.cpu_count() or 1
+    return max(1, cores // 2) if driver_gpu_count()[0] else min(4, cores)
 
 
 if __name__ == "__main__":

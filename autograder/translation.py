@@ -43,7 +43,7 @@ from babel.messages.pofile import read_po, write_po
 from nbformat.notebooknode import from_dict
 from nbgrader.utils import compute_checksum
 
-from autograder.config import ASSIGNMENT
+from autograder.names import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_LANGUAGE = "en"

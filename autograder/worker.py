@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from autograder.config import ASSIGNMENT
+from autograder.names import ASSIGNMENT
 
 
 def nbgrader_env() -> dict[str, str]:

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from gpu_common import versions  # noqa: E402
 
 from autograder import samples  # noqa: E402
-from autograder.config import ASSIGNMENT  # noqa: E402
+from autograder.names import ASSIGNMENT  # noqa: E402
 
 LINE = re.compile(r"^(\S+)\s+(\d+) notebooks? graded\s+(\S+)/(\S+)\s+(\d+) s")
 RATIO = re.compile(r"(\d+(?:\.\d+)?)× the speed of")
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run without a GPU (plumbing check only)")
     args = parser.parse_args(argv)
 
-    from autograder.harness import workers as default_workers
+    from autograder.engines import workers as default_workers
     from course.runtime.backend import driver_gpu_count
 
     gpus, why = driver_gpu_count()

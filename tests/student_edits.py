@@ -30,7 +30,7 @@ from typing import Any
 import nbformat
 from hypothesis import strategies as st
 
-from autograder.config import ASSIGNMENT
+from autograder.names import ASSIGNMENT
 from autograder.samples import build_notebook, edits
 from autograder.translation import LANGUAGES as TRANSLATED
 from autograder.translation import SOURCE_LANGUAGE, release_dir

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from autograder import samples
-from autograder.config import ASSIGNMENT, COURSE_ID
+from autograder.names import ASSIGNMENT, COURSE_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 NB1 = "01_arithmetic_intensity"

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from autograder import harness, samples
-from autograder.config import ASSIGNMENT
 from autograder.handin import collect, failure, ready, report, tidy
 from autograder.handin.recognise import Release, by_name, stem
+from autograder.names import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASED = sorted(p.stem for p in (ROOT / "release" / ASSIGNMENT).glob("*.ipynb"))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engines, harness, progress
-from autograder.config import ASSIGNMENT
-from autograder.harness import Row
+from autograder import engines, progress, table
+from autograder.names import ASSIGNMENT
+from autograder.table import Row
 
 
 def test_a_line_per_student_and_a_bar_over_the_class() -> None:
@@ -53,7 +53,7 @@ def test_summary_per_notebook() -> None:
 
 
 def test_the_table_shows_hand_grades_once_given() -> None:
-    text = harness.render(["01", "03", "06"], _rows())
+    text = table.render(["01", "03", "06"], _rows())
     ada = next(ln for ln in text.splitlines() if ln.startswith("ada"))
     cam = next(ln for ln in text.splitlines() if ln.startswith("cam"))
     assert "to grade by hand: 06:why_not_tile_32" in ada and "graded by hand" not in \
@@ -65,16 +65,16 @@ def test_workers_default_and_override(monkeypatch) -> None:
     import course.runtime.backend
 
     monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
-    monkeypatch.setattr(harness.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(engines.os, "cpu_count", lambda: 16)
     monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (1, ""))
-    assert harness.workers() == 8  # a GPU machine: half the cores
+    assert engines.workers() == 8  # a GPU machine: half the cores
     monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (0, "no driver"))
-    assert harness.workers() == 4
+    assert engines.workers() == 4
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "3")
-    assert harness.workers() == 3
+    assert engines.workers() == 3
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "lots")
     with pytest.raises(SystemExit, match="whole number"):
-        harness.workers()
+        engines.workers()
 
 
 def test_unknown_engine_and_bad_sizes_are_refused() -> None:

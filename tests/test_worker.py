@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engines, harness
+from autograder import engines, nbgrader_cli
 from autograder.progress import StudentResult
 from autograder.worker import Worker, nbgrader_env
 
@@ -72,10 +72,10 @@ def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
 
     def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
         retried.append(args)
-        harness.LAST_FAILURE[args] = "Traceback: the gradebook is locked"
+        nbgrader_cli.LAST_FAILURE[args] = "Traceback: the gradebook is locked"
         return False
 
-    monkeypatch.setattr(harness, "nbgrader", fake_nbgrader)
+    monkeypatch.setattr(engines, "nbgrader", fake_nbgrader)
     done: list[StudentResult] = []
     students = ["ada", "ben", "gus", "kim", "lou"]
     with pytest.raises(engines.GradingError, match="gus"):
@@ -83,7 +83,7 @@ def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
     assert sorted(r.student for r in done) == sorted(students)  # a line for everyone
     assert [r.student for r in done if not r.ok] == ["gus"]
     assert retried == [("autograde", "week4", "--student", "gus", "--create", "--force")]
-    why = (tmp_path / "autograded" / "gus" / harness.GRADING_FAILED).read_text()
+    why = (tmp_path / "autograded" / "gus" / nbgrader_cli.GRADING_FAILED).read_text()
     assert "gradebook is locked" in why
     assert _FakeWorker.started == 2  # one slot, started afresh after gus's worker died
     assert "$ autograde week4 --student ada" in (tmp_path / ".nbgrader.log").read_text()

@@ -18,8 +18,8 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.config import ASSIGNMENT
 from autograder.handin import lms, report
+from autograder.names import ASSIGNMENT
 
 #: runs one nbgrader command in the course directory; False when it failed
 RunNbgrader = Callable[..., bool]

@@ -16,8 +16,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.config import ASSIGNMENT
 from autograder.handin import report, tidy
+from autograder.names import ASSIGNMENT
 
 SCRATCH_RELEASE = ".gradebook-release"
 

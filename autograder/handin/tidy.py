@@ -20,9 +20,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autograder.config import ASSIGNMENT
 from autograder.handin import report
 from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
+from autograder.names import ASSIGNMENT
 
 #: files nbgrader itself writes into a submission folder (submit, collect, zip_collect)
 NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}

@@ -53,7 +53,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.config import ASSIGNMENT
+from autograder.names import ASSIGNMENT
 from autograder.samples import edits
 from autograder.samples import handin
 from autograder.translation import release_dir

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.config import ASSIGNMENT
+from autograder.names import ASSIGNMENT
 from autograder.handin import collect as handin_collect
 
 FOLDER = "sample-lms"
