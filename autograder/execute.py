@@ -46,6 +46,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
 from autograder import limits as limits_mod
+from autograder.languages import grading_language
 from autograder.sandbox import BOX_FILE, REPLAY_ENV
 from course.runtime import i18n
 
@@ -70,7 +71,7 @@ class SurvivingExecute(Execute):
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
         self._limits = limits_mod.Limits.from_env()
         # The notebook's language: the kernel speaks it (COURSE_LANG) and so do the notes.
-        self._language = i18n.language_for(nb)
+        self._language = grading_language(nb)
         self._dead_at: str | None = None
         self._stop_reason: str | None = None
         self._notes: list[str] = []

@@ -13,14 +13,17 @@ Korean submission's feedback would come back half in English:
   release text of the notebook's language back into read-only markdown cells. Code and test
   cells are the same in every language, so the gradebook's source is right for them.
 
-The language is ``metadata.course.language`` (written at release); a notebook that lost it is
-Korean when its markdown is mostly Hangul, else English.
+The language is ``metadata.course.language`` (written at release); a notebook that lost it (or
+whose metadata names no language the course speaks) is Korean when its markdown is mostly
+Hangul, else English. The grader speaks that language too (:func:`grading_language`), unless
+the instructor's ``COURSE_LANG`` says otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +32,31 @@ from nbgrader.preprocessors import OverwriteCells
 from traitlets import Unicode
 
 from autograder import translation
+from course.runtime import i18n
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
-def notebook_language(nb: dict[str, Any]) -> str:
-    """The language a submitted notebook was released in: ``"en"`` or ``"ko"``."""
-    stated = (nb.get("metadata", {}).get("course") or {}).get("language")
-    if stated in (translation.SOURCE_LANGUAGE, *translation.LANGUAGES):
+def notebook_language(nb: Mapping[str, Any]) -> str:
+    """The language a submitted notebook was released in: ``"en"`` or ``"ko"``.
+
+    Its ``metadata.course.language`` where that names a language the course speaks; the
+    metadata is the student's to lose or change, so otherwise the language of its prose.
+    """
+    course = (nb.get("metadata") or {}).get("course")
+    stated = course.get("language") if isinstance(course, Mapping) else None
+    if stated in i18n.LANGUAGES:
         return str(stated)
     prose = "".join("".join(c.get("source", "")) for c in nb.get("cells", [])
                     if c.get("cell_type") == "markdown")
     return "ko" if len(_HANGUL.findall(prose)) > len(_LATIN.findall(prose)) / 4 else "en"
+
+
+def grading_language(nb: Mapping[str, Any]) -> str:
+    """The language the grader speaks to this student (the sandboxed kernel, the re-checks,
+    the notes): the instructor's ``COURSE_LANG`` if set, else :func:`notebook_language`."""
+    return i18n.override() or notebook_language(nb)
 
 
 def release_notebook(root: Path, assignment: str, notebook: str, language: str) -> Path:

@@ -44,11 +44,12 @@ from nbformat.notebooknode import from_dict
 from nbgrader.utils import compute_checksum
 
 from autograder.names import ASSIGNMENT
+from course.runtime import i18n
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_LANGUAGE = "en"
-#: the languages the week is released in, besides English, and their release folders.
-LANGUAGES = ("ko",)
+SOURCE_LANGUAGE = i18n.DEFAULT
+#: the languages the week is released in, besides English (the course's messages speak each).
+LANGUAGES = tuple(lang for lang in i18n.LANGUAGES if lang != SOURCE_LANGUAGE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _ONLY_IMAGE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+$")
 _ONLY_MATH = re.compile(r"^\s*\$\$.*\$\$\s*$", re.S)

@@ -43,6 +43,7 @@ from autograder import gpulock as gpulock_setup
 from autograder import limits as limits_mod
 from autograder import sandbox
 from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY, PRECHECK_KEY
+from autograder.languages import grading_language
 from autograder.restore import RESTORED_KEY
 from autograder.trusted_child import NOT_MEASURED, READY_FILE, REPLAY_FILE
 from course.runtime import i18n
@@ -278,7 +279,7 @@ class _TrustedBase(NbGraderPreprocessor):
                 jobs.append(make_job(nb.cells[:index], cell))
                 where.append(index)
         root = Path(self.course_root or os.getcwd())
-        language = i18n.language_for(nb)  # the checks speak the notebook's language
+        language = grading_language(nb)  # the checks speak the notebook's language
         extra_env: dict[str, str] = {i18n.ENV: language}
         extra_ro: tuple[Path, ...] = ()
         if self.reference_file:
@@ -312,7 +313,7 @@ class TrustedRecheck(_TrustedBase):
         found = resources.pop(PRECHECK_KEY, None) or self.run_checks(nb)
         results, where = found["results"], found["where"]
         notes = list(resources.get(NOTES_KEY, [])) + found["notes"]
-        language = i18n.language_for(nb)
+        language = grading_language(nb)
         shown = {nb.cells[i].metadata["nbgrader"]["grade_id"]: notebook_verdict(nb.cells[i])
                  for i in where}
         for index, result in zip(where, results, strict=True):

@@ -236,14 +236,21 @@ def test_a_notebook_with_a_wrong_language_says_so(tmp_path, monkeypatch):
 
 
 def test_the_grader_reads_the_language_and_hands_it_to_the_kernel(monkeypatch):
-    from autograder import execute, sandbox
+    from autograder import execute, languages, sandbox
 
     notebook = {"metadata": {"course": {"language": "ko"}}}
-    assert i18n.language_for(notebook) == "ko"
-    assert i18n.language_for({"metadata": {}}) == "en"
+    assert languages.grading_language(notebook) == "ko"
+    assert languages.grading_language({"metadata": {}}) == "en"
     # a submission's metadata is the student's: nonsense there grades in English, never fails
     for bad in ({"course": {"language": "fr"}}, {"course": ["ko"]}, {"course": {"language": 1}}):
-        assert i18n.language_for({"metadata": bad}) == "en"
+        assert languages.grading_language({"metadata": bad}) == "en"
+        # ... and the same nonsense beside Korean prose is the Korean release it came from
+        korean = {"metadata": bad, "cells": [{"cell_type": "markdown", "source": "타일 크기"}]}
+        assert languages.grading_language(korean) == "ko"
+    # the instructor's COURSE_LANG speaks to every student
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert languages.grading_language(notebook) == "en"
+    monkeypatch.delenv(i18n.ENV)
     seen = {}
 
     async def start(self, **kwargs):

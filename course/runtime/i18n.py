@@ -70,27 +70,15 @@ def language_of(notebook: Mapping[str, Any]) -> str:
     return check_language(value, 'the notebook\'s metadata["course"]["language"]')
 
 
-def language_for(notebook: Mapping[str, Any]) -> str:
-    """The language to grade ``notebook`` in: ``COURSE_LANG`` if set, else its metadata's.
-
-    A submission's metadata is the student's to change: a language it names that the course
-    does not speak grades in English (a wrong ``COURSE_LANG``, the instructor's, is an error).
-    """
+def override() -> str | None:
+    """``COURSE_LANG`` when it is set (an error naming it if it names no language), else None."""
     value = os.environ.get(ENV, "").strip()
-    if value:
-        return check_language(value, f"the environment variable {ENV}")
-    try:
-        return language_of(notebook)
-    except ValueError:
-        return DEFAULT
+    return check_language(value, f"the environment variable {ENV}") if value else None
 
 
 def language() -> str:
     """The language to speak now: ``COURSE_LANG``, else the running notebook's, else English."""
-    value = os.environ.get(ENV, "").strip()
-    if value:
-        return check_language(value, f"the environment variable {ENV}")
-    return _notebook_language()
+    return override() or _notebook_language()
 
 
 def reset() -> None:
