@@ -55,29 +55,22 @@ import copy
 import re
 from typing import Any
 
-from autograder.restore import RestoreCells, normalised, restore
+from autograder.restore import (
+    RestoreCells,
+    cell_ids,
+    cell_text,
+    nbgrader_meta,
+    normalised,
+    restore,
+)
 from course.runtime.i18n import DEFAULT, in_language
 
 Cell = dict[str, Any]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _meta(cell: Cell) -> dict[str, Any]:
-    return cell.get("metadata", {}).get("nbgrader") or {}
-
-
 def _gid(cell: Cell) -> str | None:
-    return _meta(cell).get("grade_id")
-
-
-def _text(cell: Cell) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
-def _ids(cell: Cell) -> set[str]:
-    ids = {cell.get("id"), cell.get("metadata", {}).get("id")}
-    return {i for i in ids if isinstance(i, str) and i}
+    return nbgrader_meta(cell).get("grade_id")
 
 
 def _is_answer(meta: dict[str, Any]) -> bool:
@@ -99,7 +92,7 @@ def _own(cell: Cell) -> Cell:
 def _next_test(release: list[Cell], j: int) -> str | None:
     """The grade_id of the first test cell after release cell ``j``."""
     for cell in release[j + 1:]:
-        if _is_test(_meta(cell)):
+        if _is_test(nbgrader_meta(cell)):
             return _gid(cell)
     return None
 
@@ -108,7 +101,7 @@ def first_test(release: list[Cell], j: int, names: set[str]) -> str | None:
     """The first test after release cell ``j`` that uses one of ``names`` (the answer's
     definitions); the next test if none does (or the answer defines nothing)."""
     for cell in release[j + 1:]:
-        if _is_test(_meta(cell)) and set(_IDENT.findall(_text(cell))) & names:
+        if _is_test(nbgrader_meta(cell)) and set(_IDENT.findall(cell_text(cell))) & names:
             return _gid(cell)
     return _next_test(release, j)
 
@@ -116,21 +109,21 @@ def first_test(release: list[Cell], j: int, names: set[str]) -> str | None:
 def _alike(cell: Cell, rel_cell: Cell) -> bool:
     """The cell may be a copy of the release cell: the same type, and the same checksum when
     both have one (a cell pasted from another notebook can share a grade_id, not both)."""
-    mine, theirs = _meta(cell).get("checksum"), _meta(rel_cell).get("checksum")
+    mine, theirs = nbgrader_meta(cell).get("checksum"), nbgrader_meta(rel_cell).get("checksum")
     return cell.get("cell_type") == rel_cell.get("cell_type") and (
         not mine or not theirs or mine == theirs)
 
 
 def _keep_locked(cells: list[Cell], where: list[int], rel_cell: Cell) -> int:
-    original = [i for i in where if _ids(cells[i]) & _ids(rel_cell)]
+    original = [i for i in where if cell_ids(cells[i]) & cell_ids(rel_cell)]
     return original[0] if len(original) == 1 else where[0]
 
 
 def _keep_answer(cells: list[Cell], where: list[int], rel_cell: Cell,
                  test_at: int | None) -> tuple[int, bool]:
     """The copy graded, and whether it stands above the test."""
-    stub = normalised(_text(rel_cell))
-    written = [i for i in where if normalised(_text(cells[i])) != stub] or where
+    stub = normalised(cell_text(rel_cell))
+    written = [i for i in where if normalised(cell_text(cells[i])) != stub] or where
     above = [i for i in written if test_at is not None and i < test_at]
     return (above or written)[-1], bool(above)
 
@@ -164,15 +157,15 @@ def settle_copies(nb: dict[str, Any], release: dict[str, Any]
             continue
         if len(at) == 1:
             kept[gid] = at[0]
-        elif not _is_answer(_meta(rel[rel_at[gid]])):
+        elif not _is_answer(nbgrader_meta(rel[rel_at[gid]])):
             keep = kept[gid] = _keep_locked(cells, at, rel[rel_at[gid]])
-            kind = "test" if _is_test(_meta(rel[rel_at[gid]])) else "read-only"
+            kind = "test" if _is_test(nbgrader_meta(rel[rel_at[gid]])) else "read-only"
             drop.update(i for i in at if i != keep)
             records += [{"grade_id": gid, "kind": kind, "action": "dropped"}] * (len(at) - 1)
     for gid, at in where.items():  # answers last: they look for their test's kept place
-        if gid not in rel_at or len(at) < 2 or not _is_answer(_meta(rel[rel_at[gid]])):
+        if gid not in rel_at or len(at) < 2 or not _is_answer(nbgrader_meta(rel[rel_at[gid]])):
             continue
-        test = first_test(rel, rel_at[gid], defined_names(_text(rel[rel_at[gid]])))
+        test = first_test(rel, rel_at[gid], defined_names(cell_text(rel[rel_at[gid]])))
         test_at = kept.get(test) if test else None
         keep, above = _keep_answer(cells, at, rel[rel_at[gid]], test_at)
         kept[gid] = keep
@@ -233,17 +226,18 @@ def order_problems(nb: dict[str, Any], release: dict[str, Any]) -> list[dict[str
     first such test of every answer)."""
     cells, rel = nb["cells"], release["cells"]
     at = {_gid(c): i for i, c in enumerate(cells) if _gid(c)}
-    rel_text = {_gid(c): _text(c) for c in rel if _gid(c)}
+    rel_text = {_gid(c): cell_text(c) for c in rel if _gid(c)}
     problems: list[dict[str, str]] = []
     for j, cell in enumerate(rel):
         gid = _gid(cell)
-        if not gid or not _is_answer(_meta(cell)) or gid not in at \
+        if not gid or not _is_answer(nbgrader_meta(cell)) or gid not in at \
                 or cell["cell_type"] != "code":
             continue
-        names = defined_names(_text(cells[at[gid]])) | defined_names(rel_text[gid])
+        names = defined_names(cell_text(cells[at[gid]])) | defined_names(rel_text[gid])
         for later in rel[j + 1:]:
             test = _gid(later)
-            if not test or not _is_test(_meta(later)) or test not in at or at[test] > at[gid]:
+            if (not test or not _is_test(nbgrader_meta(later)) or test not in at
+                    or at[test] > at[gid]):
                 continue
             used = set(_IDENT.findall(rel_text[test]))
             if (used & names) if names else test == _next_test(rel, j):
@@ -328,7 +322,7 @@ class NormaliseCells(RestoreCells):
                 continue
             if rel[gid]["cell_type"] != cell["cell_type"]:
                 retype(cell, rel[gid]["cell_type"])
-            if rel[gid].get("attachments") and not _is_answer(_meta(rel[gid])):
+            if rel[gid].get("attachments") and not _is_answer(nbgrader_meta(rel[gid])):
                 # OverwriteCells puts a read-only cell's text back, not its figures: without
                 # them the feedback (nbconvert) fails on the cell's `attachment:` link.
                 cell["attachments"] = copy.deepcopy(rel[gid]["attachments"])

@@ -44,11 +44,13 @@ from autograder.languages import notebook_language, release_notebook
 RESTORED_KEY = "course_restored"
 
 
-def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+def nbgrader_meta(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell's ``metadata.nbgrader`` (empty if it has none)."""
     return cell.get("metadata", {}).get("nbgrader", {}) or {}
 
 
-def _text(cell: dict[str, Any]) -> str:
+def cell_text(cell: dict[str, Any]) -> str:
+    """A cell's source as one string (nbformat stores it as a string or a list of lines)."""
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else str(src)
 
@@ -58,7 +60,8 @@ def normalised(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.strip("\n").splitlines()).strip()
 
 
-def _cell_ids(cell: dict[str, Any]) -> set[str]:
+def cell_ids(cell: dict[str, Any]) -> set[str]:
+    """A cell's ids: nbformat 4.5's ``id`` and the older ``metadata.id``."""
     ids = {cell.get("id"), cell.get("metadata", {}).get("id")}
     return {i for i in ids if isinstance(i, str) and i}
 
@@ -69,8 +72,8 @@ def recognise(cells: list[dict[str, Any]], release: list[dict[str, Any]]) -> dic
     Cells that carry a ``grade_id`` of the release keep it. The others are matched by id, by
     source, then by position between recognised neighbours (see the module docstring).
     """
-    by_gid = {_nbgrader(c).get("grade_id"): i for i, c in enumerate(release)
-              if _nbgrader(c).get("grade_id")}
+    by_gid = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(release)
+              if nbgrader_meta(c).get("grade_id")}
     match: dict[int, int] = {}
     taken: set[int] = set()
 
@@ -79,25 +82,25 @@ def recognise(cells: list[dict[str, Any]], release: list[dict[str, Any]]) -> dic
         taken.add(j)
 
     for i, cell in enumerate(cells):
-        j = by_gid.get(_nbgrader(cell).get("grade_id"))
+        j = by_gid.get(nbgrader_meta(cell).get("grade_id"))
         if j is not None and j not in taken:
             pair(i, j)
-    by_id = {cid: j for j, c in enumerate(release) for cid in _cell_ids(c)}
+    by_id = {cid: j for j, c in enumerate(release) for cid in cell_ids(c)}
     for i, cell in enumerate(cells):
         if i in match:
             continue
-        for cid in _cell_ids(cell):
+        for cid in cell_ids(cell):
             j = by_id.get(cid)
             if j is not None and j not in taken and release[j]["cell_type"] == cell["cell_type"]:
                 pair(i, j)
                 break
     by_source: dict[tuple[str, str], list[int]] = {}
     for j, c in enumerate(release):
-        by_source.setdefault((c["cell_type"], normalised(_text(c))), []).append(j)
+        by_source.setdefault((c["cell_type"], normalised(cell_text(c))), []).append(j)
     for i, cell in enumerate(cells):
-        if i in match or not normalised(_text(cell)):
+        if i in match or not normalised(cell_text(cell)):
             continue
-        for j in by_source.get((cell["cell_type"], normalised(_text(cell))), []):
+        for j in by_source.get((cell["cell_type"], normalised(cell_text(cell))), []):
             if j not in taken:
                 pair(i, j)
                 break
@@ -122,7 +125,7 @@ def recognise(cells: list[dict[str, Any]], release: list[dict[str, Any]]) -> dic
 def _wanted_back(cell: dict[str, Any]) -> bool:
     """Release cells that must exist for grading: tests, graded answers, tasks, and read-only
     code (the instructor's imports and helpers, which tests may need)."""
-    meta = _nbgrader(cell)
+    meta = nbgrader_meta(cell)
     return bool(meta.get("grade") or meta.get("task")
                 or (cell["cell_type"] == "code" and meta.get("locked")))
 
@@ -133,8 +136,8 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]
     match = recognise(cells, rel)
     restored = []
     for i, j in sorted(match.items()):
-        want = copy.deepcopy(_nbgrader(rel[j]))
-        if not want or _nbgrader(cells[i]).get("grade_id") == want.get("grade_id"):
+        want = copy.deepcopy(nbgrader_meta(rel[j]))
+        if not want or nbgrader_meta(cells[i]).get("grade_id") == want.get("grade_id"):
             continue
         cells[i].setdefault("metadata", {})["nbgrader"] = want
         restored.append(want["grade_id"])
@@ -150,10 +153,10 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]
         before = [position[k] for k in range(j) if k in position]
         at = (max(before) + 1) if before else 0
         new = copy.deepcopy(cell)
-        new["source"] = _text(cell)
+        new["source"] = cell_text(cell)
         new.pop("id", None)
         if with_ids:
-            cid = cell.get("id") or _nbgrader(cell)["grade_id"]
+            cid = cell.get("id") or nbgrader_meta(cell)["grade_id"]
             while cid in used_ids:
                 cid = f"{cid}-restored"
             new["id"] = cid
@@ -163,8 +166,8 @@ def restore(nb: dict[str, Any], release: dict[str, Any]) -> dict[str, list[str]]
         cells.insert(at, new)
         position = {k: (p + 1 if p >= at else p) for k, p in position.items()}
         position[j] = at
-        (added if _nbgrader(cell).get("grade") or _nbgrader(cell).get("task")
-         else read_only).append(_nbgrader(cell)["grade_id"])
+        (added if nbgrader_meta(cell).get("grade") or nbgrader_meta(cell).get("task")
+         else read_only).append(nbgrader_meta(cell)["grade_id"])
     done = {"metadata_restored": restored, "cells_added": added}
     if read_only:
         done["read_only_added"] = read_only
