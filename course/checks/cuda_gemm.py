@@ -25,7 +25,7 @@ import numpy as np
 
 from course.checks.gemm import GPU_SHAPES, RACE_PROBE_TILE, GemmCheckError, GemmReport
 from course.checks.speedup import NotMeasuredError
-from course.checks.traffic import TRAFFIC_SLACK, TrafficCheckError, TrafficReport
+from course.checks.traffic import TrafficCheckError, TrafficReport, judge_reads
 from course.gemm.cudac import cpu, gpu, nvrtc
 from course.gemm.cudac.launch import CudaGemm, naive, tiled, where
 from course.gemm.cudac.source import NAIVE, TILED, KernelSpec
@@ -192,21 +192,8 @@ def check_traffic_cuda(source: Any, tile: int = 16, shape: Shape | None = None,
     if problem:
         raise TrafficCheckError(_("{kernel} could not be counted: {why}").format(
             kernel=f"gemm_tiled (TILE={tile})", why=problem))
-    reads = seen.reads_a + seen.reads_b
-    model = tiled_reads(M, N, K, tile)
-    report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
-    if reads > TRAFFIC_SLACK * model:
-        raise TrafficCheckError(_(
-            "{kernel} read {reads} elements of A and B for M={M}, N={N}, K={K}; "
-            "a tiled kernel loads about {model} (whole tiles), at most {slack}× that is "
-            "accepted, and the naive kernel reads {naive}. Each thread should read ONE element "
-            "of A and ONE of B per step into shared memory; the multiply loop must read only "
-            "the shared tiles.").format(kernel=f"gemm_tiled (TILE={tile})", reads=f"{reads:,}",
-                                        M=M, N=N, K=K, model=f"{model:,}", slack=TRAFFIC_SLACK,
-                                        naive=f"{report.naive:,}"))
-    if reads == 0:
-        raise TrafficCheckError(_("{kernel} read nothing from A or B").format(
-            kernel=f"gemm_tiled (TILE={tile})"))
+    report = judge_reads(f"gemm_tiled (TILE={tile})", tile, (M, N, K),
+                         seen.reads_a + seen.reads_b)
     if not quiet:
         print(report)
     return report

@@ -43,6 +43,28 @@ class TrafficReport:
                           ratio=f"{self.naive / max(self.reads, 1):.1f}")
 
 
+def judge_reads(kernel: str, tile: int, shape: tuple[int, int, int], reads: int
+                ) -> TrafficReport:
+    """The verdict on a tiled kernel's counted reads of A and B, for either track: its report,
+    or a :class:`TrafficCheckError` naming ``kernel`` when it read more than
+    :data:`TRAFFIC_SLACK` times the whole-tile model, or nothing at all."""
+    M, N, K = shape
+    model = tiled_reads(M, N, K, tile)
+    report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
+    if reads > TRAFFIC_SLACK * model:
+        raise TrafficCheckError(_(
+            "{kernel} read {reads} elements of A and B for M={M}, N={N}, K={K}; "
+            "a tiled kernel loads about {model} (whole tiles), at most {slack}× that is "
+            "accepted, and the naive kernel reads {naive}. Each thread should read ONE element "
+            "of A and ONE of B per step into shared memory; the multiply loop must read only "
+            "the shared tiles.").format(kernel=kernel, reads=f"{reads:,}", M=M, N=N, K=K,
+                                        model=f"{model:,}", slack=TRAFFIC_SLACK,
+                                        naive=f"{report.naive:,}"))
+    if reads == 0:
+        raise TrafficCheckError(_("{kernel} read nothing from A or B").format(kernel=kernel))
+    return report
+
+
 @replay.replayable
 def check_traffic(factory: Callable[[int], Any], tile: int = 16,
                   shape: tuple[int, int, int] | None = None, quiet: bool = False
@@ -54,22 +76,8 @@ def check_traffic(factory: Callable[[int], Any], tile: int = 16,
     if seen.get("error"):
         raise TrafficCheckError(_("{kernel} could not be counted: {why}").format(
             kernel=f"make_gemm_tiled({tile})", why=seen["error"]))
-    reads = int(seen["reads_a"]) + int(seen["reads_b"])
-    model = tiled_reads(M, N, K, tile)
-    report = TrafficReport(tile, (M, N, K), reads, model, naive_reads(M, N, K))
-    if reads > TRAFFIC_SLACK * model:
-        raise TrafficCheckError(_(
-            "{kernel} read {reads} elements of A and B for M={M}, N={N}, K={K}; "
-            "a tiled kernel loads about {model} (whole tiles), at most {slack}× that is "
-            "accepted, and the naive kernel reads {naive}. Each thread should read ONE element "
-            "of A and ONE of B per step into shared memory; the multiply loop must read only "
-            "the shared tiles.").format(kernel=f"make_gemm_tiled({tile})", reads=f"{reads:,}",
-                                        M=M, N=N, K=K,
-                                        model=f"{model:,}", slack=TRAFFIC_SLACK,
-                                        naive=f"{report.naive:,}"))
-    if reads == 0:
-        raise TrafficCheckError(_("{kernel} read nothing from A or B").format(
-            kernel=f"make_gemm_tiled({tile})"))
+    report = judge_reads(f"make_gemm_tiled({tile})", tile, (M, N, K),
+                         int(seen["reads_a"]) + int(seen["reads_b"]))
     if not quiet:
         print(report)
     return report
