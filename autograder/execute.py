@@ -89,13 +89,13 @@ class SurvivingExecute(Execute):
         watchdog.start()
         replay = (resources or {}).get(PRECHECK_KEY, {}).get("replay")
         replay_file = self._kernel_dir / "check-replay.jsonl"
+        self._replay: str | None = None
         if replay:  # read by the kernel's launcher (autograder.sandbox), mounted read-only
             replay_file.write_text(replay)
-            os.environ[REPLAY_ENV] = str(replay_file)
+            self._replay = str(replay_file)
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
-            os.environ.pop(REPLAY_ENV, None)
             replay_file.unlink(missing_ok=True)
             done.set()
             watchdog.join()
@@ -124,18 +124,23 @@ class SurvivingExecute(Execute):
     # -- the kernel: ipc transport, in a folder of its own ----------------------------------
 
     def _kernel_env(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """The kernel's start options, with ``COURSE_LANG`` set to the notebook's language."""
-        return {**kwargs, "env": {**(kwargs.get("env") or os.environ),
-                                  i18n.ENV: self._language}}
+        """The kernel's start options, with what this notebook's kernel must know in its
+        environment: ``COURSE_LANG`` (the notebook's language) and, where the re-check recorded
+        its checks, the file to replay them from."""
+        env = {**(kwargs.get("env") or os.environ), i18n.ENV: self._language}
+        env.pop(REPLAY_ENV, None)
+        if getattr(self, "_replay", None):
+            env[REPLAY_ENV] = str(self._replay)
+        return {**kwargs, "env": env}
 
     # nbclient's synchronous start_new_kernel (what nbconvert's setup_kernel calls) wraps the
     # base class's coroutine, not an override of it: both are overridden.
     def start_new_kernel(self, **kwargs: Any) -> None:
-        """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
+        """Start the kernel with this notebook's environment (:meth:`_kernel_env`)."""
         super().start_new_kernel(**self._kernel_env(kwargs))
 
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
-        """Start the kernel with ``COURSE_LANG`` set to the notebook's language."""
+        """Start the kernel with this notebook's environment (:meth:`_kernel_env`)."""
         await super().async_start_new_kernel(**self._kernel_env(kwargs))
 
     def create_kernel_manager(self):
