@@ -17,6 +17,7 @@ from autograder.handin import failure
 from autograder.handin import report as handin_report
 from autograder.names import ASSIGNMENT
 from autograder.nbgrader_cli import GRADING_FAILED
+from course.runtime.i18n import DEFAULT, in_language
 
 #: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are
 #: shown but never counted (see :func:`choose_track`).
@@ -74,8 +75,6 @@ def _read_summary(root: Path, student: str, notebook: str) -> dict:
 def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
     """Turn what the trusted re-check recorded into the row's notes and reasons (the notes in
     the notebook's language)."""
-    from course.runtime.i18n import DEFAULT, in_language
-
     language = summary.get("language") or DEFAULT
     restored = summary.get("restored") or {}
     if restored.get("metadata_restored"):
