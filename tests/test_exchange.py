@@ -39,27 +39,24 @@ NB1 = "01_arithmetic_intensity"
 pytestmark = pytest.mark.slow
 
 
-def private_folders(paths: list[Path]) -> tuple[Path, list[str]] | None:
-    """Where ``paths`` sit in a folder other accounts may not enter (``/root``, mode 700),
-    that folder and its children on the way to them; None when every account can reach them.
-    """
+def private_folders(paths: list[Path]) -> dict[Path, list[str]]:
+    """Where ``paths`` sit in folders other accounts may not enter (``/root``, or a clone in a
+    ``mktemp -d`` folder, mode 700): each such folder and its children on the way to them;
+    empty when every account can reach them."""
     found: dict[Path, set[str]] = {}
     for path in paths:
         parts = path.resolve().parts
-        for i in range(1, len(parts)):
+        for i in range(1, len(parts) + 1):
             folder = Path(*parts[:i])
             if not folder.stat().st_mode & 0o001:
-                found.setdefault(folder, set()).add(parts[i])
+                # the way on, or, where the path itself is the private folder, all it holds
+                shown = {parts[i]} if i < len(parts) else {p.name for p in folder.iterdir()}
+                found.setdefault(folder, set()).update(shown)
                 break
-    if not found:
-        return None
-    if len(found) > 1:
-        raise RuntimeError(f"Python and the course are in several private folders: {found}")
-    ((folder, children),) = found.items()
-    return folder, sorted(children)
+    return {folder: sorted(children) for folder, children in found.items()}
 
 
-#: set by the fixture: (the private folder, its children to show, a staging folder)
+#: set by the fixture: the private folders with their children to show, a staging folder
 REACH: dict[str, object] = {}
 
 
@@ -75,14 +72,16 @@ def _run(cmd: list[str], user: str | None = None, cwd: Path | None = None,
         drop = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups",
                 "--"]
         if REACH:
-            folder, children, stage = REACH["folder"], REACH["children"], REACH["stage"]
+            folders, stage = REACH["folders"], REACH["stage"]
             script = "set -e\n"
-            for child in children:  # type: ignore[union-attr]
-                script += f'mount --bind "{folder}/{child}" "{stage}/{child}"\n'
-            script += f'mount -t tmpfs -o mode=755 tmpfs "{folder}"\n'
-            for child in children:  # type: ignore[union-attr]
-                script += (f'mkdir -p "{folder}/{child}"\n'
-                           f'mount --bind "{stage}/{child}" "{folder}/{child}"\n')
+            for n, (folder, children) in enumerate(folders.items()):  # type: ignore[union-attr]
+                for child in children:
+                    script += f'mount --bind "{folder}/{child}" "{stage}/{n}/{child}"\n'
+                script += f'mount -t tmpfs -o mode=755 tmpfs "{folder}"\n'
+                for child in children:
+                    make = "mkdir -p" if (folder / child).is_dir() else "touch"
+                    script += (f'{make} "{folder}/{child}"\n'
+                               f'mount --bind "{stage}/{n}/{child}" "{folder}/{child}"\n')
             script += 'exec "$@"\n'
             cmd = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script,
                    "sh", *drop, *cmd]
@@ -120,12 +119,16 @@ def accounts():
             made.append(name)
         python = Path(sys.executable)
         private = private_folders([Path(sys.base_prefix), Path(sys.prefix), ROOT])
-        if private is not None:
-            folder, children = private
+        if private:
             stage = base / "stage"
-            for child in children:
-                (stage / child).mkdir(parents=True)
-            REACH.update(folder=folder, children=children, stage=stage)
+            for n, (folder, children) in enumerate(private.items()):
+                for child in children:  # a mount point of the same kind as what is bound there
+                    (stage / str(n)).mkdir(parents=True, exist_ok=True)
+                    if (folder / child).is_dir():
+                        (stage / str(n) / child).mkdir()
+                    else:
+                        (stage / str(n) / child).touch()
+            REACH.update(folders=private, stage=stage)
         probe = _run([str(python), "-c", "import nbgrader, course, autograder"], users["ann"],
                      cwd=base, env={"PATH": "/usr/bin:/bin"}, check=False)
         if probe.returncode != 0:
