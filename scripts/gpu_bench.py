@@ -7,7 +7,7 @@ Run on a GPU machine (see scripts/gpu_session.sh, which also installs what is mi
 Kernels are the course's own solutions, read from the source notebooks with the same
 extraction the grader uses, plus two teaching variants (the swapped naive mapping and a
 "tiled" kernel that still reads global memory in its inner loop, from the sample class).
-Everything is timed with course.timing (CUDA events, warm-up, medians, interleaved).
+Everything is timed with course.perf.timing (CUDA events, warm-up, medians, interleaved).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--stability-runs", type=int, default=20)
     parser.add_argument("--batch", type=int, default=1,
-                        help="launches per pair of CUDA events (course.timing)")
+                        help="launches per pair of CUDA events (course.perf.timing)")
     args = parser.parse_args()
     b = backend.detect()
     if b.kind != "gpu":

@@ -303,7 +303,7 @@ def main() -> int:
     parser.add_argument("--ptx", type=Path, help="write PTX of each rung here (no GPU needed)")
     parser.add_argument("--show-source", help="print the generated source of one rung")
     parser.add_argument("--sweep", type=Path,
-                        help="also run course.sweep on the course's kernels (GPU: measured, "
+                        help="also run course.perf.sweep on the course's kernels (GPU: measured, "
                              "real registers) and write its table here")
     args = parser.parse_args()
     started = time.time()

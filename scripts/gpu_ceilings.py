@@ -2,14 +2,14 @@
 
     python scripts/gpu_ceilings.py --out ceilings.md
 
-Three parts, all timed with course.timing (CUDA events, warm-up, medians):
+Three parts, all timed with course.perf.timing (CUDA events, warm-up, medians):
 
 1. the course's measurements exactly as notebook 05 calls them: the copy ceiling, the
    bandwidth of the notebook's solution ``vector_add`` (read from the source notebook the way
    the grader reads it), and cuBLAS FP32; then the bandwidth bar of this GPU's class
    (course.gpu_classes: vector add ≥ 80 % of the copy on an H200);
 2. a diagnosis table, every streaming kernel interleaved in one run, once with one launch per
-   pair of CUDA events and once with ``course.ceilings.STREAM_BATCH`` launches: the gap
+   pair of CUDA events and once with ``course.perf.ceilings.STREAM_BATCH`` launches: the gap
    between the two columns is the host's launch cost that a single launch counts as GPU time;
 3. in the same table, other ways to run vector add, for information: the solution on other
    grids (8 blocks per SM; one thread per element, where its loop runs once), last week's

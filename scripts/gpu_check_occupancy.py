@@ -1,4 +1,4 @@
-"""Check course.occupancy's model against the CUDA driver's occupancy, on a real GPU.
+"""Check course.gemm.occupancy's model against the CUDA driver's occupancy, on a real GPU.
 
 Compiles the week's tiled GEMM at TILE 4/8/16/32 (CuPy RawKernel with -DTILE=..., and Numba
 where it works) and a few kernels that stress other resources (many registers, a local

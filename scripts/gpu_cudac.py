@@ -20,7 +20,7 @@ those are reported as not run. Sections:
    a few runs through the grader's own path (a fresh process per measurement).
 3. **the CUDA C write-up's experiment** — A[i] = (i % 13) − 6, B[i] = (i % 7) − 3, 1024³,
    TILE 32, 50 iterations timed with CUDA events, max |naive − tiled| (must be 0), and cuBLAS,
-   through notebook 04's own path (course.cudac.experiment: every timed batch verified); a
+   through notebook 04's own path (course.perf.cuda_experiment: every timed batch verified); a
    kernel that skips its work at the timed size must be refused.
 4. **racecheck** — compute-sanitizer's racecheck on the missing-barrier kernel, if found.
 5. **occupancy** — ``RawKernel.attributes`` per TILE, NVRTC's ptxas numbers for the same
@@ -208,7 +208,7 @@ def section_speedup(src: dict[str, str], runs: int, grader_runs: int) -> None:
 
 
 def section_experiment(src: dict[str, str], iters: int = 50) -> None:
-    """Notebook 04's CUDA C path (course.cudac.experiment) on the course's solutions: the
+    """Notebook 04's CUDA C path (course.perf.cuda_experiment) on the course's solutions: the
     correctness run at 1024³ with guards, then the timed run (every batch verified), and a
     kernel that skips its work at the timed size, which the verified timing must refuse."""
     from course.gemm.cudac.launch import tiled

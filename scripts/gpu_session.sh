@@ -54,7 +54,7 @@ export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/debs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
 export PATH=/tmp/debs/usr/bin:/tmp/site/bin:$PATH MPLBACKEND=Agg JUPYTER_PATH=/tmp/site/share/jupyter
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
-  python3 -c "import course; from course import backend; backend.show()"; } | tee "$OUT/env-$PART.txt"
+  python3 -c "import course; from course.tools import backend; backend.show()"; } | tee "$OUT/env-$PART.txt"
 
 if [ "$PART" = probe ]; then
   echo "== GPU tests"; timeout 300 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests \
@@ -132,7 +132,7 @@ elif [ "$PART" = roofline ]; then
   python3 scripts/run_notebooks.py 00 04 05 --out "$OUT/executed" 2>&1 | grep -v "without encryption"
   echo "== GPU tests"; python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests 2>&1 \
     | tee "$OUT/pytest-gpu.log" | tail -4
-  echo "== GEMM table, quick (cuBLAS through course.ceilings)"
+  echo "== GEMM table, quick (cuBLAS through course.perf.ceilings)"
   python3 scripts/gpu_bench.py --quick --out "$OUT/bench-quick.md" 2>&1 | tail -16
 elif [ "$PART" = throughput ]; then
   # About 5 minutes with the defaults on the H200; every phase's result is in throughput.md

@@ -4,7 +4,7 @@ Writes, into ``--out`` (default ``assets/``):
 
 * ``roofline_two_bandwidths.png``: one compute peak, two memory bandwidths, the three
   shaded regions (memory-bound on both / bandwidth-dependent / compute-bound on both) and
-  two example algorithms. Drawn with ``course.roofline``.
+  two example algorithms. Drawn with ``course.perf.roofline``.
 * ``tiling.png``: C = A·B cut into tiles; one output tile of C, the row strip of A and the
   column strip of B it needs, and the tiles of the current K-step held in shared memory.
 * ``memory_hierarchy.png``: thread / warp / block / grid nested boxes with registers,

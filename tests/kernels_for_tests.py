@@ -5,7 +5,7 @@ A plain module (not exec'd code) because the checks read kernel source with
 therefore also passes that whitelist. Each ``cuda.shared.array`` call sits on its own line:
 the simulator identifies a shared array by the line that allocates it.
 
-Contract (course.launch): x ↔ column of C, y ↔ row; naive blocks are 16×16, tiled blocks
+Contract (course.gemm.launch): x ↔ column of C, y ↔ row; naive blocks are 16×16, tiled blocks
 tile×tile, grid (ceil(N/b), ceil(M/b)).
 """
 

@@ -1,4 +1,4 @@
-"""Tests for course.answers: numeric answers, hints for typical mistakes, ValueError checks."""
+"""Tests for course.checks.answers: numeric answers, hints for typical mistakes, ValueErrors."""
 
 from __future__ import annotations
 

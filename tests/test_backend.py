@@ -1,4 +1,4 @@
-"""Tests for course.backend: where kernels run, what the student is told, autograde deferral.
+"""Tests for course.runtime.backend: where kernels run, what the student is told, autograding.
 
 These tests run without a GPU: ``import course`` turns Numba's CUDA simulator on, so
 ``detect()`` must say "simulator" and give a reason a student can act on.
@@ -55,7 +55,7 @@ def test_simulator_is_switched_on_by_import_course():
     def kernel(a):
         a[0] = 1
 
-    # A simulator kernel is a FakeCUDAKernel, which course.launch recognises.
+    # A simulator kernel is a FakeCUDAKernel, which course.gemm.launch recognises.
     assert type(kernel).__name__ == "FakeCUDAKernel"
 
 

@@ -1,4 +1,4 @@
-"""Tests for course.bonus and notebook 7: the register-tiled solution is right on ragged
+"""Tests for course.checks.bonus and notebook 7: the register-tiled solution is right on ragged
 shapes, broken variants fail with a useful message, and the graded cells fail on them.
 
 Every simulated block is 256 Python threads, so the shapes stay tiny (one to four blocks).

@@ -1,4 +1,4 @@
-"""Tests for course.ceilings: the vector-add check, measured ceilings and the roof to plot.
+"""Tests for course.perf.ceilings: the vector-add check, measured ceilings and the roof to plot.
 
 Without a GPU every measurement must raise NoGPUError (never a made-up number) and the roof
 must be the datasheet roof of the default simulator device, said in words. The check of the

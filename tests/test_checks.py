@@ -213,7 +213,7 @@ def test_tile_32_runs_the_first_shape_only_on_the_simulator(monkeypatch, capsys)
 
 
 def test_tiled_that_multiplies_from_global_memory_is_still_correct():
-    # Correct values: only course.traffic can tell (see test_instrument.py).
+    # Correct values: only course.checks.traffic can tell (see test_instrument.py).
     check_tiled_gemm(kft.make_gemm_tiled_global_inner, tiles=(4,), shapes=((5, 3, 6),), seed=0,
                      quiet=True)
 

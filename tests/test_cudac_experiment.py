@@ -1,4 +1,4 @@
-"""The CUDA C write-up's experiment on the student's CUDA C kernels (course.cudac.experiment).
+"""The CUDA C write-up's experiment on the student's CUDA C kernels (course.perf.cuda_experiment).
 
 Without a GPU the correctness run goes through the course's CPU runner: right kernels give
 max |diff| = 0 exactly, wrong ones a non-zero difference or the runner's sentence with a line.

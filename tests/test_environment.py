@@ -1,4 +1,4 @@
-"""Tests for course.environment and course.config: the report, Colab detection, what to install.
+"""Tests for course.runtime.environment and .config: the report, Colab detection, what to install.
 
 Colab is mocked with its ``COLAB_RELEASE_TAG`` variable and monkeypatched probes; ``pip`` is
 never really run (``subprocess.run`` is replaced), so nothing is installed by these tests.
@@ -246,7 +246,7 @@ def test_config_marks_the_instructor_setting():
 
 def test_setup_notebook_quotes_the_configured_install_line():
     """The first cell of notebook 00 runs before `course` exists, so it carries the
-    requirement literally; it must stay the one course.config builds."""
+    requirement literally; it must stay the one course.runtime.config builds."""
     nb = json.loads(SETUP_NOTEBOOK.read_text())
     first = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     assert f'COURSE_PACKAGE = "{config.pip_requirement()}"' in first

@@ -1,4 +1,4 @@
-"""course.errors turns what a student's kernel raises into one plain line (the try-it cells)."""
+"""course.runtime.errors turns what a student's kernel raises into one plain line (try-it cells)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for course.experiment: the write-up's inputs, the correctness run, the table and the chart.
+"""Tests for course.perf.experiment: the write-up's inputs, the correctness run, table and chart.
 
 The correctness path runs on the simulator (small sizes); the timed path needs a GPU and is
 checked here only for refusing to run without one, plus one GPU-marked test.

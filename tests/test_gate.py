@@ -20,7 +20,7 @@ from course.trust.kernel_source import bundle_for_test_cell
 ROOT = Path(__file__).resolve().parents[1]
 
 TEST_CELL = '''"""Check ai_x."""
-from course.answers import expect_close
+from course.checks import expect_close
 
 expect_close(ai_x(2), 2.0, "ai_x(2)")
 print("passed")
@@ -99,7 +99,7 @@ def test_earlier_test_cells_do_not_provide_definitions(shell):
 def test_the_gate_is_silent_outside_test_cells_and_outside_ipython(shell, monkeypatch):
     assert run(shell, "import os\ndef ai_x(n):\n    return float(n)\n") is None
     # A student's own cell calling a check is not a test cell: no gate.
-    assert run(shell, "from course.answers import expect_close\n"
+    assert run(shell, "from course.checks import expect_close\n"
                       "expect_close(ai_x(2), 2.0, 'x')\n") is None
     InteractiveShell.clear_instance()
     gate.begin_check("expect_close")  # plain Python: nothing to look at

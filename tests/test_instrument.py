@@ -1,4 +1,4 @@
-"""Tests for course.instrument (read counts, race detection) and course.traffic.
+"""Tests for course.gemm.instrument (read counts, race detection) and course.checks.traffic.
 
 The read counts are exact properties of the kernels in tests/kernels_for_tests.py:
 the naive kernel reads K elements of A and K of B per element of C; the correct tiled kernel

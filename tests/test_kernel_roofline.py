@@ -1,4 +1,4 @@
-"""course.kernel_roofline: the one call behind the "time, then plot on the roofline" cells."""
+"""course.notebooks.kernel_roofline: one call behind the "time, then plot the roofline" cells."""
 
 from __future__ import annotations
 

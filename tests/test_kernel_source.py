@@ -1,4 +1,4 @@
-"""Tests for course.kernel_source: what graded code may contain, and how bundles are built.
+"""Tests for course.trust.kernel_source: what graded code may contain, and how bundles are built.
 
 The whitelist must accept what students typically write (kernels, a tiled factory with shared
 arrays, formulas using math and ValueError, helper device functions, constants) and refuse,
@@ -41,7 +41,8 @@ SETUP = cell("""
     from course.checks import check_naive_gemm, check_tiled_gemm
     from numba import cuda, float32
     import math
-    course.backend.show()
+    from course.tools import backend
+    backend.show()
 """)
 
 NAIVE = cell("""

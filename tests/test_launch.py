@@ -1,4 +1,4 @@
-"""Tests for course.launch: the contract's grids, operand validation, kernel recognition."""
+"""Tests for course.gemm.launch: the contract's grids, operand validation, kernel recognition."""
 
 from __future__ import annotations
 

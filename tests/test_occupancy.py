@@ -1,4 +1,4 @@
-"""Tests for course.occupancy: hand-worked occupancy cases, bad input, and (on a GPU) the driver.
+"""Tests for course.gemm.occupancy: hand-worked cases, bad input, and (on a GPU) the driver.
 
 Each hand-worked case shows its arithmetic. Notation: W = warps per block = ceil(threads/32);
 a register warp allocation is ceil(regs*32/256)*256 and the SM's 65536 registers come in

@@ -105,7 +105,8 @@ def test_a_new_notebook_gets_a_setup_cell_before_its_code(course_copy):
     nbformat.write(nb, path)
     old_style = course_copy / "source" / "week4" / "02_naive_gemm.ipynb"
     nb2 = nbformat.read(old_style, as_version=4)
-    first_code_cell(nb2).source = "import course\nfrom course import backend\n\nbackend.show();"
+    first_code_cell(nb2).source = ("import course\nfrom course.tools import backend\n\n"
+                                   "backend.show();")
     del first_code_cell(nb2).metadata["nbgrader"]  # recognised by its text alone
     nbformat.write(nb2, old_style)
     release.sync(course_copy)

@@ -1,4 +1,4 @@
-"""Tests for course.reuse: later notebooks rebuild kernels from an earlier notebook's cells."""
+"""Tests for course.notebooks.reuse: later notebooks rebuild kernels from earlier notebooks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for course.roofline (plotting helpers) and course.devices (datasheet lookup)."""
+"""Tests for course.perf.roofline (plotting) and course.runtime.devices (datasheet lookup)."""
 
 from __future__ import annotations
 

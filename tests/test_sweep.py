@@ -1,7 +1,7 @@
-"""Tests for course.sweep and course.widgets, and for the graded cells of notebook 6.
+"""Tests for course.perf.sweep and course.perf.widgets, and for the graded cells of notebook 6.
 
 On the simulator the sweep is model only: every row says "needs a GPU", and its occupancy is
-exactly course.occupancy's for the target GPU with the assumed registers and the tile's shared
+exactly course.gemm.occupancy's for the target GPU with the assumed registers and the tile's shared
 memory. The panel must build with its CSS classes, run a sweep to 100 %, and, under nbgrader
 autograde, return a static summary without building anything that waits for a click. Each
 graded cell of notebook 6 is run here with wrong answers to prove it fails.

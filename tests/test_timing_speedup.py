@@ -1,4 +1,4 @@
-"""Tests for course.timing and course.speedup.
+"""Tests for course.perf.timing and course.checks.speedup.
 
 On the simulator nothing may be timed: timing raises NoGPUError and the speedup check raises
 NotMeasuredError (never a pass). The verdict logic of check_speedup is tested with a stand-in

@@ -1,5 +1,6 @@
-"""Loading a student's kernels from whichever track they did (course.tracks), and the tile sweep
-of CUDA C kernels with the compiler's real register and shared-memory counts (course.sweep).
+"""Loading a student's kernels from whichever track they did (course.notebooks.tracks), and the
+tile sweep of CUDA C kernels with the compiler's real register and shared-memory counts
+(course.perf.sweep).
 
 Folders of notebooks are built from the source notebooks (solutions written) and the release
 notebooks (answers not written yet), so each case is a student's folder as it would be.
@@ -46,7 +47,7 @@ def folder(tmp_path: Path, written: tuple[str, ...] = (), unwritten: tuple[str, 
 
 
 # ---------------------------------------------------------------------------------------------
-# course.tracks: which track, and why not.
+# course.notebooks.tracks: which track, and why not.
 
 
 @needs_runner

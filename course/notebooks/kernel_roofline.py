@@ -12,9 +12,9 @@ under a roof. Each notebook makes one call here:
   notebook 3 and cuBLAS.
 
 Without a GPU nothing is timed (the simulator's clock says nothing about a GPU): the first
-two draw the roof of ``course.devices.DEFAULT_SIMULATOR_DEVICE`` with the highest speed each
+two draw the roof of ``course.runtime.devices.DEFAULT_SIMULATOR_DEVICE`` with the highest speed each
 modelled intensity allows there, and say that measured points need a GPU. While grading,
-each says it is skipped. cuBLAS is timed by :func:`course.ceilings.measure_fp32_peak`, the
+each says it is skipped. cuBLAS is timed by :func:`course.perf.ceilings.measure_fp32_peak`, the
 one place the course times it.
 """
 
@@ -69,8 +69,8 @@ def week_intensities(size: int) -> dict[str, float]:
 
 def load_kernels_or_explain(track: str | None = None, *, skip_while_grading: bool = False
                             ) -> TrackKernels | None:
-    """Your kernels of notebooks 2 and 3 (:func:`course.tracks.load_gemm_kernels`; ``track``
-    "Numba", "CUDA C" or None for whichever is written), or None with one line saying why
+    """Your kernels of notebooks 2 and 3 (:func:`course.notebooks.tracks.load_gemm_kernels`;
+    ``track`` "Numba", "CUDA C" or None for whichever is written), or None with one line saying why
     not: missing, not written yet, refused by the grader's rules, or failing a 1×1×1
     product. Prints which kernels it uses. With ``skip_while_grading`` it loads nothing
     during grading (for notebooks that only time the kernels)."""
@@ -163,7 +163,8 @@ def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     points = _timed_points(gemms, intensities, size)
     spec = lookup(b.device_name or "")
     if spec is None:
-        print(f"course.devices has no datasheet numbers for {b.device_name}: no roof to draw.")
+        print(f"course.tools.DATASHEET has no datasheet numbers for {b.device_name}: "
+              "no roof to draw.")
         return points
     shown = [p for p in points if p.label != "tiled 16"]
     plot_roofline(Roof.from_spec(spec), shown,
@@ -217,7 +218,7 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
 def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
                          size: int = 4096) -> list[KernelPoint]:
     """Notebook 7: time your register-tiled kernel (at the intensity of the contract's tiling,
-    ``course.bonus.CONTRACT``), the tile-32 kernel of notebook 3 if it is written, and cuBLAS
+    ``course.checks.bonus.CONTRACT``), the tile-32 kernel of notebook 3 if it is written, and cuBLAS
     at ``size``³ (median of 10 launches); print their TFLOP/s and draw them under the GPU's
     datasheet roof. Returns the points."""
     if backend.autograding():

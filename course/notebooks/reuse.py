@@ -94,14 +94,14 @@ def colab_steps(name: str) -> str:
         "  1. keep the week's notebooks in one Google Drive folder (File → Save a copy in "
         "Drive puts them in 'Colab Notebooks'; save notebooks 2 and 3 after your last edit) "
         "and run, in a new cell:\n"
-        "         from course import reuse; reuse.use_drive_folder()\n"
+        "         from course.tools import use_drive_folder; use_drive_folder()\n"
         "     It mounts your Drive (Colab asks for permission) and uses 'Colab Notebooks'; for "
-        "another folder, give its path in My Drive: reuse.use_drive_folder(\"GPU/week4\"). "
+        "another folder, give its path in My Drive: use_drive_folder(\"GPU/week4\"). "
         "The folder is remembered on your Drive: in the week's later notebooks, running "
-        "reuse.use_drive_folder() again is enough; or\n"
+        "use_drive_folder() again is enough; or\n"
         "  2. download {name} (File → Download → Download .ipynb, in that notebook's tab) and "
         "run, in a new cell:\n"
-        "         from course import reuse; reuse.upload_notebooks()\n"
+        "         from course.tools import upload_notebooks; upload_notebooks()\n"
         "     and pick the file.\n"
         "Then run this cell again."
     ).format(name=name)
@@ -161,7 +161,7 @@ def use_drive_folder(folder: str | None = None,
         if mount is None and not backend.on_colab():
             raise MissingAnswerError(_("use_drive_folder works on Colab (it mounts Google "
                                        "Drive); elsewhere, keep the week's notebooks in one "
-                                       "folder, or name it with reuse.use_folder(path)"))
+                                       "folder, or name it with use_folder(path)"))
         (mount or _mount_drive)()
         if not my_drive.is_dir():
             raise MissingAnswerError(_("Google Drive did not appear at {path}: run the cell "

@@ -16,7 +16,7 @@ Inputs are far larger than any L2 cache (2²⁷ floats = 512 MiB per array), so 
 really goes to DRAM. Every measurement uses :mod:`course.perf.timing` (CUDA events, warm-up,
 median, several launches per pair of events) and raises :class:`course.runtime.backend.NoGPUError`
 on the simulator, which has no clock worth reading. :func:`ceilings_for_plot` returns the
-measured roof on a GPU and the datasheet roof of ``course.devices.DEFAULT_SIMULATOR_DEVICE``
+measured roof on a GPU and the datasheet roof of ``course.runtime.devices.DEFAULT_SIMULATOR_DEVICE``
 elsewhere, with a sentence that says which.
 
 The graded check of the streaming kernel itself is :mod:`course.checks.gemm.vector_add`; the roof
@@ -138,7 +138,7 @@ class Ceiling:
 
 #: launches queued between one pair of CUDA events for the streaming measurements: a launch
 #: of 2²⁷ floats takes a few hundred microseconds, comparable with the host's cost of one
-#: Python launch, which a single launch per pair of events would count (course.timing).
+#: Python launch, which a single launch per pair of events would count (course.perf.timing).
 STREAM_BATCH = 10
 
 

@@ -57,7 +57,7 @@ __all__ = [
 #: Registers per thread the model assumes without a GPU (no compiler to ask). Simple GEMM
 #: kernels compiled by Numba for sm_75..sm_90 use roughly 30-40; this is a round guess.
 ASSUMED_REGS = 32
-#: Target-GPU profiles by short name: the name the datasheet (course.devices) uses.
+#: Target-GPU profiles by short name: the name the datasheet (course.runtime.devices) uses.
 PROFILES: dict[str, str] = {
     "T4": "Tesla T4",
     "A100": "NVIDIA A100-SXM4-80GB",

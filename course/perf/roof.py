@@ -30,7 +30,7 @@ def ceilings_for_plot(bandwidth: Ceiling | None = None, peak: Ceiling | None = N
     On a GPU: the measured device-copy bandwidth and the measured cuBLAS FP32 rate (pass
     ceilings you already measured to reuse them). If CuPy is missing, the peak falls back to
     the datasheet, and the sentence says so. Without a GPU: the datasheet roof of
-    ``course.devices.DEFAULT_SIMULATOR_DEVICE``.
+    ``course.runtime.devices.DEFAULT_SIMULATOR_DEVICE``.
     """
     b = backend.detect()
     if b.kind != "gpu":
@@ -45,7 +45,8 @@ def ceilings_for_plot(bandwidth: Ceiling | None = None, peak: Ceiling | None = N
         except MissingDependencyError as exc:
             if spec is None:
                 raise MissingDependencyError(
-                    f"{exc} course.devices has no datasheet peak for {b.device_name} either."
+                    f"{exc} course.tools.DATASHEET has no datasheet peak for "
+                    f"{b.device_name} either."
                 ) from None
             peak_value = spec.fp32_peak_gflops
             words.append(f"the datasheet FP32 peak {peak_value:,.0f} GFLOP/s (CuPy is not "
@@ -76,7 +77,7 @@ def compare_with_datasheet(ceilings: Sequence[Ceiling], device_name: str) -> str
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     if spec is None:
-        lines.append(f"(course.devices has no datasheet entry for {device_name})")
+        lines.append(f"(course.tools.DATASHEET has no datasheet entry for {device_name})")
     else:
         lines.append(f"(datasheet: {spec.notes})")
     return "\n".join(lines)

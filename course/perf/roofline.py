@@ -62,7 +62,7 @@ class Roof:
 
     @classmethod
     def from_spec(cls, spec: DeviceSpec) -> Roof:
-        """The FP32 roof of a datasheet entry (see ``course.devices``)."""
+        """The FP32 roof of a datasheet entry (see ``course.runtime.devices``)."""
         return cls(spec.name, spec.fp32_peak_gflops, spec.bandwidth_gbs)
 
     @property

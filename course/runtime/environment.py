@@ -93,7 +93,7 @@ def _driver_cuda_version() -> tuple[int, int] | None:
 class EnvironmentReport:
     """Where kernels run and which versions are installed; every field may be None."""
 
-    backend: str  # "gpu", "simulator" or "none" (see course.backend)
+    backend: str  # "gpu", "simulator" or "none" (see course.runtime.backend)
     reason: str  # why there is no GPU, in words ("" on a GPU)
     simulator: bool
     on_colab: bool
@@ -159,8 +159,8 @@ def describe(r: EnvironmentReport) -> str:
                          f"{spec.bandwidth_gbs:,.0f} GB/s, ridge point "
                          f"{spec.fp32_peak_gflops / spec.bandwidth_gbs:.1f} FLOP/byte.")
         else:
-            lines.append("course.devices has no datasheet numbers for this GPU; notebook 05 "
-                         "measures its ceilings instead.")
+            lines.append("The course's datasheets (course.tools.DATASHEET) have no datasheet "
+                         "numbers for this GPU; notebook 05 measures its ceilings instead.")
     elif r.backend == "simulator":
         lines.append(f"No GPU ({r.reason}): kernels run on Numba's CUDA simulator.")
         lines.append("On the simulator every GPU thread is a Python thread: results are exact "

@@ -43,7 +43,7 @@ if importlib.util.find_spec("course") is None:
     importlib.invalidate_caches()
 
 import course  # before numba: without a GPU, course switches Numba to its simulator
-from course import backend
+from course.tools import backend
 
 backend.show();'''
 

@@ -22,7 +22,6 @@ def gemm_naive(A, B, C):
 
 
 course.checks.check_naive_gemm = lambda *args, **kwargs: print("✓ gemm_naive is correct")
-course.checks.diagnose = lambda *args, **kwargs: None
 np.allclose = lambda *args, **kwargs: True
 np.testing.assert_allclose = lambda *args, **kwargs: None
 ''',

@@ -53,10 +53,10 @@ extern char __stop_cudac_shared[] __attribute__((weak));
 
 namespace {
 
-const uint32_t C_POISON = 0x7FC0DEADu;   // = course.checks.C_POISON_BITS
-const uint32_t IN_GUARD = 0x7FC0BEEFu;   // = course.checks.INPUT_GUARD_BITS
+const uint32_t C_POISON = 0x7FC0DEADu;   // = course.gemm.operands.C_POISON_BITS
+const uint32_t IN_GUARD = 0x7FC0BEEFu;   // = course.gemm.operands.INPUT_GUARD_BITS
 const uint32_t SHARED_POISON = 0x7FC05EEDu;
-const float C_GUARD = -12345.0f;         // = course.checks.C_GUARD
+const float C_GUARD = -12345.0f;         // = course.gemm.operands.C_GUARD
 const int MAX_THREADS = 1024;
 const size_t STACK_BYTES = 256 * 1024;
 const int MAX_PER_KIND = 3;
