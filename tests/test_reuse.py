@@ -174,7 +174,8 @@ def test_on_colab_a_missing_notebook_comes_with_the_exact_steps(elsewhere, monke
     first, *steps = str(info.value).splitlines()
     assert first == f"02_naive_gemm.ipynb was not found in {elsewhere / 'here'}."
     text = "\n".join(steps)
-    assert "reuse.use_drive_folder()" in text and "reuse.upload_notebooks()" in text
+    assert "from course.tools import use_drive_folder; use_drive_folder()" in text
+    assert "from course.tools import upload_notebooks; upload_notebooks()" in text
     assert "File → Download" in text and "Then run this cell again." in text
 
 

@@ -175,7 +175,7 @@ def use_drive_folder(folder: str | None = None,
     if not path.is_dir():
         raise MissingAnswerError(_("{path} is not a folder in your Drive: give the folder that "
                                    "holds your saved notebooks, e.g. {example}").format(
-            path=path, example=f"reuse.use_drive_folder({DEFAULT_DRIVE_FOLDER!r})"))
+            path=path, example=f"use_drive_folder({DEFAULT_DRIVE_FOLDER!r})"))
     (my_drive / MEMORY_NAME).write_text(json.dumps({"folder": str(path)}), encoding="utf-8")
     return use_folder(path)
 
