@@ -3,6 +3,9 @@
 Students write kernels and small formulas; ``course`` launches, checks, counts and times them.
 Import ``course`` before ``numba``: with no GPU it switches Numba to its CUDA simulator so
 that kernels still run (see :mod:`course.runtime.backend`).
+
+Notebooks import this package (the setup cell), :mod:`course.checks` (test cells) and
+:mod:`course.tools` (every other cell), nothing else; docs/architecture.md has the layers behind.
 """
 
 import os as _os

@@ -33,7 +33,7 @@ from course.runtime.seeds import fresh_seed
 from course.trust import gate, runner
 from course.trust.kernel_source import SourceBundle, bundle_from_objects
 
-#: the bar where the GPU's class has no other (see course.gpu_classes).
+#: the bar where the GPU's class has no other (see course.runtime.gpu_classes).
 SPEEDUP_THRESHOLD = gpu_classes.OTHER.speedup_threshold
 SPEEDUP_SIZE = 2048
 SPEEDUP_TILE = 32
@@ -60,7 +60,7 @@ class SpeedupReport:
     vs_reference: float | None
     vs_own_naive: float
     threshold: float
-    gpu_class: str = ""  # course.gpu_classes.GpuClass.describe() of the GPU it ran on
+    gpu_class: str = ""  # course.runtime.gpu_classes.GpuClass.describe() of the GPU it ran on
 
     def __str__(self) -> str:
         ref = (_("{ratio}× the speed of the course's naive kernel, ").format(

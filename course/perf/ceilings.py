@@ -19,7 +19,7 @@ on the simulator, which has no clock worth reading. :func:`ceilings_for_plot` re
 measured roof on a GPU and the datasheet roof of ``course.runtime.devices.DEFAULT_SIMULATOR_DEVICE``
 elsewhere, with a sentence that says which.
 
-The graded check of the streaming kernel itself is :mod:`course.checks.gemm.vector_add`; the roof
+The graded check of the streaming kernel itself is :mod:`course.checks.vector_add`; the roof
 drawn from these numbers is :mod:`course.perf.roof`.
 """
 

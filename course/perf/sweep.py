@@ -23,7 +23,7 @@ table, a plot, and a per-GPU resource report.
 What a row is made from, a kernel with the facts the model needs and the target GPU, is
 :mod:`course.perf.kernel_models` (Numba and CUDA C kernels); which kernels a student wrote is
 :func:`course.notebooks.tracks.load_week_kernels`; notebook 6's graded occupancy predictions
-are :mod:`course.checks.gemm.occupancy`.
+are :mod:`course.checks.occupancy`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ sample is verified (:class:`course.perf.timing.OutputCheck`):
   copy from a poison buffer, outside the clock);
 * after it, a small kernel counts the elements that are not within tolerance of a float64
   reference — the course's usual tolerance, scaled to K and to the size of the terms
-  (:func:`course.checks.gemm.reference_and_tolerance`); NaN never passes;
+  (:func:`course.gemm.operands.reference_and_tolerance`); NaN never passes;
 * at the end, A and B must be unchanged (a kernel could otherwise leave itself notes there).
 
 The reference is computed once per timing, on the GPU in float64 through CuPy when it is
