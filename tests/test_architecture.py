@@ -9,6 +9,7 @@ The layers themselves, and that there is no import cycle, are checked by import-
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import json
@@ -71,6 +72,7 @@ _DOTTED = re.compile(r"(?<![\w/.])course(?:\.\w+)+")
 _FILE_SUFFIXES = {"po", "pot", "mo", "py", "pyi", "md", "ipynb", "toml"}
 
 
+@functools.cache
 def face_names(module: str) -> set[str]:
     return set(exports.read_stub(FACES[module]))
 
@@ -138,6 +140,7 @@ def _notebook_texts(folder: Path) -> dict[str, list[tuple[str, str]]]:
             for nb in sorted(folder.glob("*.ipynb"))}
 
 
+@functools.cache
 def student_facing() -> dict[str, list[tuple[str, str]]]:
     """(kind, text) pieces by file: every cell of the source notebooks and of both releases,
     the Python snippets of docs/contract.md and README.md, the strings of every sample student
