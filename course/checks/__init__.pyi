@@ -41,6 +41,7 @@ from course.checks.roofline_answers import check_attainable_array as check_attai
 from course.checks.roofline_answers import check_bound as check_bound
 from course.checks.roofline_answers import check_critical_ai as check_critical_ai
 from course.checks.vector_add import check_vector_add as check_vector_add
+from course.perf.ceilings import VectorAddCheckError as VectorAddCheckError
 
 # notebook 06: the occupancy predictions
 from course.checks.occupancy import OccupancyPredictionError as OccupancyPredictionError
