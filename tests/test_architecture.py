@@ -225,6 +225,28 @@ def test_a_face_stub_holds_only_imports_of_course(tmp_path):
             exports.read_stub(stub)
 
 
+def test_a_face_name_that_is_also_a_submodule_stays_the_name(tmp_path, monkeypatch):
+    """`from course.checks import passed` must give the function even after the submodule
+    `course.checks.passed` (which defines it) was imported, which sets the package attribute."""
+    pkg = tmp_path / "facetest"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from course.runtime.exports import attach_stub\n"
+                                     "__getattr__, __dir__, __all__ = attach_stub(__name__, "
+                                     "__file__)\n")
+    (pkg / "__init__.pyi").write_text("from facetest.passed import passed as passed\n")
+    (pkg / "passed.py").write_text("def passed():\n    return 'the function'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        importlib.import_module("facetest.passed")  # the submodule first, as a check might
+        from facetest import passed
+
+        assert passed() == "the function"
+        assert importlib.import_module("facetest").passed is passed
+    finally:
+        for name in ("facetest", "facetest.passed"):
+            sys.modules.pop(name, None)
+
+
 def test_a_test_cell_import_loads_only_what_it_uses():
     """`from course.checks import check_ai_matmul` (notebook 01) imports the intensity checks,
     not the GEMM machinery, the timing, matplotlib or CuPy."""

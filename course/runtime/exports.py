@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,16 +28,17 @@ class StubError(ValueError):
     """A face's stub holds something other than ``from course… import name as name`` lines."""
 
 
-def read_stub(stub: Path) -> dict[str, tuple[str, str]]:
-    """``{public name: (module, attribute)}`` from a face's ``.pyi`` stub, in stub order."""
+def read_stub(stub: Path, root: str = "course") -> dict[str, tuple[str, str]]:
+    """``{public name: (module, attribute)}`` from a face's ``.pyi`` stub, in stub order; every
+    line imports from a module of the package ``root``."""
     table: dict[str, tuple[str, str]] = {}
     for node in ast.parse(stub.read_text(), str(stub)).body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the docstring
         if not isinstance(node, ast.ImportFrom) or node.level or \
-                not (node.module or "").startswith("course."):
+                not (node.module or "").startswith(f"{root}."):
             raise StubError(f"{stub.name}, line {node.lineno}: only "
-                            f"`from course.<module> import name as name` lines belong here")
+                            f"`from {root}.<module> import name as name` lines belong here")
         for alias in node.names:
             name = alias.asname or alias.name
             if alias.name == "*" or name in table:
@@ -55,19 +57,38 @@ def resolve(module: str, attribute: str) -> Any:
         return importlib.import_module(f"{module}.{attribute}")
 
 
+class _FaceModule(types.ModuleType):
+    """A face whose name is also the name of one of its submodules (``course.checks.passed``,
+    the function, defined in the module ``course/checks/passed.py``): importing the submodule
+    makes Python set the package's attribute to the module, which would then hide the function
+    for good. This module type keeps the face's value instead (as ``lazy_loader`` does)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.__dict__.get("_shadowed", ()) and \
+                value is sys.modules.get(f"{self.__name__}.{name}"):
+            return
+        super().__setattr__(name, value)
+
+
 def attach_stub(package_name: str, filename: str
                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for the face ``package_name``, whose file
     is ``filename`` (``__file__``) and whose names are in the ``.pyi`` stub beside it."""
-    table = read_stub(Path(filename).with_suffix(".pyi"))
+    table = read_stub(Path(filename).with_suffix(".pyi"), package_name.split(".")[0])
     names = sorted(table)
+    face = sys.modules[package_name]
+    shadowed = {name for name, (module, _) in table.items()
+                if module == f"{package_name}.{name}"}
+    if shadowed:
+        face.__dict__["_shadowed"] = frozenset(shadowed)
+        face.__class__ = _FaceModule
 
     def __getattr__(name: str) -> Any:
         if name not in table:
             raise AttributeError(f"module {package_name!r} has no attribute {name!r}")
         value = resolve(*table[name])
         # Kept on the module, so the next use is an ordinary attribute lookup.
-        setattr(sys.modules[package_name], name, value)
+        face.__dict__[name] = value
         return value
 
     def __dir__() -> list[str]:
