@@ -300,14 +300,14 @@ def test_the_verdict_does_not_depend_on_the_language(monkeypatch):
 def test_the_trusted_recheck_speaks_the_notebooks_language(tmp_path):
     """End to end through the sandbox: COURSE_LANG reaches the check process (its allow-list),
     the check's error and the grader's own timeout message and note are Korean."""
-    from autograder import limits, trusted
+    from autograder import limits, trusted_process
 
     def job(grade_id: str, code: str) -> dict:
         return {"grade_id": grade_id, "code": code, "bundle": {"source": "\n", "names": []},
                 "setup_error": None}
 
     notes: list[str] = []
-    results = trusted.run_jobs(
+    results = trusted_process.run_jobs(
         [job("wrong", "from course.checks.answers import expect_close\n"
                       "expect_close(2.0, 1.0, 'ai_matmul(1, 1, 1)')"),
          job("hangs", "while True:\n    pass")],
