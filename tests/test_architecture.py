@@ -223,6 +223,8 @@ def test_a_face_stub_holds_only_imports_of_course(tmp_path):
         stub.write_text(bad)
         with pytest.raises(exports.StubError):
             exports.read_stub(stub)
+    with pytest.raises(exports.StubError, match="missing"):
+        exports.read_stub(tmp_path / "absent.pyi")
 
 
 def test_a_face_name_that_is_also_a_submodule_stays_the_name(tmp_path, monkeypatch):

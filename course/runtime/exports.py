@@ -31,6 +31,9 @@ class StubError(ValueError):
 def read_stub(stub: Path, root: str = "course") -> dict[str, tuple[str, str]]:
     """``{public name: (module, attribute)}`` from a face's ``.pyi`` stub, in stub order; every
     line imports from a module of the package ``root``."""
+    if not stub.is_file():
+        raise StubError(f"{stub} is missing: a face lists its names there (an installed course "
+                        f"needs it in its package data, pyproject.toml)")
     table: dict[str, tuple[str, str]] = {}
     for node in ast.parse(stub.read_text(), str(stub)).body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
