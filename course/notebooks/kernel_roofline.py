@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from course.checks.bonus import CONTRACT, register_tiled
+from course.checks.bonus import CONTRACT, RegisterTiling, register_tiled
 from course.gemm.launch import GemmKernel, naive, tiled
 from course.gemm.reads import naive_reads, tiled_reads
 from course.notebooks.reuse import definitions_from
@@ -36,12 +36,14 @@ from course.runtime import backend
 from course.runtime.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, lookup
 from course.runtime.errors import MissingAnswerError
 from course.runtime.fonts import use_language_font
-from course.runtime.i18n import _
+from course.runtime.i18n import _, pad, text_width
+from course.runtime.notes import NOTES, note
 from course.trust.code_policy import DisallowedCodeError
 
 #: the tiles notebooks 3 and 5 time and plot.
 GEMM_TILES = (8, 16, 32)
-SKIPPED = "Skipped while grading."
+#: what a timing cell prints while the grader runs the notebook (translated when printed).
+SKIPPED = NOTES["skipped_while_grading"]
 
 
 def modelled_ai(reads: float, M: int, N: int | None = None, K: int | None = None,
@@ -67,6 +69,22 @@ def week_intensities(size: int) -> dict[str, float]:
     return {"vector add": 1 / 12, **gemm_intensities(size), "cuBLAS": size / 6}
 
 
+def register_tiling_traffic(n: int) -> str:
+    """Notebook 7's traffic table at ``n``³: what the tile-32 kernel, the exercise's register
+    tiling (``CONTRACT``) and a larger one (128×128 blocks, 8×8 per thread) request of A and
+    B, in GB of FP32, and the intensity each allows (:func:`modelled_ai`)."""
+    rows = [(_("tiled, tile {tile}").format(tile=32), tiled_reads(n, n, n, 32)),
+            (_("register tiled, {tiling}").format(tiling=CONTRACT.describe()),
+             CONTRACT.reads(n, n, n))]
+    larger = RegisterTiling(128, 128, 8, 8, 8)
+    rows.append((_("register tiled, {tiling}").format(tiling=larger.describe()),
+                 larger.reads(n, n, n)))
+    width = max(text_width(label) for label, _reads in rows)
+    return "\n".join(_("{label} {gb:6.2f} GB read, modelled intensity {ai:5.1f} FLOP/byte").format(
+        label=pad(label, width), gb=reads * 4 / 1e9, ai=modelled_ai(reads, n))
+        for label, reads in rows)
+
+
 def load_kernels_or_explain(track: str | None = None, *, skip_while_grading: bool = False
                             ) -> TrackKernels | None:
     """Your kernels of notebooks 2 and 3 (:func:`course.tracks.load_gemm_kernels`; ``track``
@@ -75,7 +93,7 @@ def load_kernels_or_explain(track: str | None = None, *, skip_while_grading: boo
     product. Prints which kernels it uses. With ``skip_while_grading`` it loads nothing
     during grading (for notebooks that only time the kernels)."""
     if skip_while_grading and backend.autograding():
-        print(SKIPPED)
+        note("skipped_while_grading")
         return None
     try:
         mine = load_gemm_kernels(track)
@@ -113,7 +131,7 @@ def _can_time(intensities: Mapping[str, float], size: int) -> bool:
     """Whether a plot cell may time kernels; if not, say why (grading: skipped; no GPU: the
     modelled intensities under the simulator device's roof instead)."""
     if backend.autograding():
-        print(SKIPPED)
+        note("skipped_while_grading")
         return False
     if not backend.detect().can_time:
         _show_modelled(intensities, size)
@@ -221,11 +239,11 @@ def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
     at ``size``³ (median of 10 launches); print their TFLOP/s and draw them under the GPU's
     datasheet roof. Returns the points."""
     if backend.autograding():
-        print(SKIPPED)
+        note("skipped_while_grading")
         return []
     if not backend.detect().can_time:
-        print(f"Timing needs a GPU. On one, this cell times your kernel, your tile-32 kernel "
-              f"and cuBLAS at {size}³ and puts them on the roofline.")
+        print(_("Timing needs a GPU. On one, this cell times your kernel, your tile-32 kernel "
+                "and cuBLAS at {size}³ and puts them on the roofline.").format(size=size))
         return []
     import matplotlib.pyplot as plt
 
@@ -236,7 +254,7 @@ def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
         factory = definitions_from("03_tiled_gemm.ipynb", "make_gemm_tiled")["make_gemm_tiled"]
         gemms["tiled 32"] = tiled(factory, 32)
     except (MissingAnswerError, DisallowedCodeError, NotImplementedError) as exc:
-        print(f"(your tiled kernel is left out: {exc})")
+        print(_("(your tiled kernel is left out: {error})").format(error=exc))
     points = _timed_points(gemms, intensities, size)
     cublas = _cublas_point(size)
     if cublas is not None:
