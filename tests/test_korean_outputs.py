@@ -57,7 +57,7 @@ def test_english_prose_is_found(line: str) -> None:
     "타일 16: SM당 블록 4개, occupancy 100%",
     "tiled (tile 32)  CPU runner        —        —          0        2.5054",
     "`check_ai_matmul(ai_matmul, [(256, 256, 256)])`을 다시 실행하자",
-    "Roofline 그래프는 Tesla T4의 데이터시트 값을 쓴다 (Compute-bound / Memory-bound, shared memory)",
+    "Roofline 그래프는 Tesla T4의 데이터시트 값을 쓴다 (Compute-bound, shared memory)",
     "GemmReport(kernel='gemm_naive', shapes=((1, 1, 1),), backend='simulator')",
     "[1. 1. 1. 1. 1. 1. 1. 1.]",
 ])
