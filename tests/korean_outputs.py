@@ -201,7 +201,16 @@ def execute(path: Path, timeout: int = 600) -> nbformat.NotebookNode:
     return nb
 
 
+def missing_glyphs(nb: nbformat.NotebookNode) -> list[str]:
+    """Cells whose figures lack a glyph (matplotlib's "Glyph … missing from font(s)" warning):
+    Hangul drawn without the Korean font, as boxes."""
+    return [f"cell {i}: {out.text.strip()[:160]}" for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" for out in cell.get("outputs", [])
+            if out.output_type == "stream" and "missing from font" in out.text]
+
+
 def run_notebook(path: Path) -> list[str]:
-    """Execute one solved Korean notebook; its errors and its lines of English prose."""
+    """Execute one solved Korean notebook; its errors, its figures' missing glyphs and its
+    lines of English prose."""
     nb = execute(path)
-    return problems(nb) + english_prose(nb)
+    return problems(nb) + missing_glyphs(nb) + english_prose(nb)

@@ -25,6 +25,7 @@ from korean_outputs import (
     english_prose,
     english_runs,
     html_text,
+    missing_glyphs,
     run_notebook,
     solved_folder,
     visible_text,
@@ -95,6 +96,17 @@ def test_every_kind_of_output_is_read() -> None:
     assert [f.split(" (")[0].split(":")[0] for f in found] == ["cell 0", "cell 0", "widgets"], found
     assert visible_text(cell.outputs[2]) == ""  # an image's text/plain is not shown
     assert html_text("<b>a</b>&amp;<style>x</style>b") == "a&b"
+
+
+def test_a_figure_without_the_korean_font_is_found() -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("")
+    cell.outputs = [nbformat.v4.new_output(
+        "stream", name="stderr",
+        text="UserWarning: Glyph 44536 (\\N{HANGUL SYLLABLE GEU}) missing from font(s) "
+             "DejaVu Sans.\n")]
+    nb.cells = [cell, nbformat.v4.new_code_cell("")]
+    assert [f.split(":")[0] for f in missing_glyphs(nb)] == ["cell 0"]
 
 
 # ------------------------------------------------------------------- the Korean release

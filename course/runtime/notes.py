@@ -4,7 +4,8 @@ A cell that has nothing to show yet (an answer not written, no GPU to time on, g
 progress) says so in one line; the line is here, in the message catalog, rather than in the
 cell, because code cells are the same in every release of the week and a Korean student must
 read Korean (course/runtime/i18n.py). A cell calls ``note("skipped_while_grading")`` or, with
-values for the placeholders, ``note("largest_difference", difference=d)``.
+values for the placeholders, ``note("largest_difference", difference=d)``. The text of the
+figures a notebook draws with its own code is :mod:`course.runtime.figures`.
 """
 
 from __future__ import annotations
@@ -52,19 +53,24 @@ NOTES = {
     "float32_past_limit": N_("just past the limit, 2**24 + 1 rounds back to 2**24: {rounds}"),
 }
 
-
 class UnknownNoteError(KeyError):
     """A cell asked for a note that does not exist, or left out one of its values."""
 
 
+def fill(table: dict[str, str], what: str, name: str, values: dict[str, object]) -> str:
+    """Entry ``name`` of ``table`` (English), translated, ``values`` in its placeholders; a
+    clear error naming ``what`` is missing otherwise."""
+    if name not in table:
+        raise UnknownNoteError(f"no {what} named {name!r}; there are: {', '.join(table)}")
+    try:
+        return _(table[name]).format(**values)
+    except KeyError as exc:
+        raise UnknownNoteError(f"the {what} {name!r} needs a value for {exc}") from None
+
+
 def note_text(name: str, **values: object) -> str:
     """The note ``name`` of :data:`NOTES` in the student's language, ``values`` filled in."""
-    if name not in NOTES:
-        raise UnknownNoteError(f"no note named {name!r}; the notes are: {', '.join(NOTES)}")
-    try:
-        return _(NOTES[name]).format(**values)
-    except KeyError as exc:
-        raise UnknownNoteError(f"the note {name!r} needs a value for {exc}") from None
+    return fill(NOTES, "note", name, values)
 
 
 def note(name: str, **values: object) -> None:
