@@ -98,7 +98,7 @@ def load_kernels_or_explain(track: str | None = None, *, skip_while_grading: boo
     try:
         mine = load_gemm_kernels(track)
     except (MissingAnswerError, DisallowedCodeError) as exc:
-        print(f"Could not use your kernels yet: {exc}")
+        print(_("Could not use your kernels yet: {error}").format(error=exc))
         return None
     print(mine.describe())
     return mine
@@ -122,8 +122,9 @@ def _timed_points(gemms: Mapping[str, GemmKernel], intensities: Mapping[str, flo
     points = []
     for label, timing in zip(gemms, timings.values(), strict=True):
         points.append(KernelPoint(label, intensities[label], timing.gflops))
-        print(f"{label:9s} modelled AI {intensities[label]:7.2f} FLOP/B  "
-              f"{timing.median_ms:8.3f} ms  {timing.gflops:9,.0f} GFLOP/s")
+        print(_("{label} modelled AI {ai:7.2f} FLOP/B  {ms:8.3f} ms  {gflops:9,.0f} "
+                "GFLOP/s").format(label=pad(label, 9), ai=intensities[label],
+                                  ms=timing.median_ms, gflops=timing.gflops))
     return points
 
 
@@ -181,7 +182,8 @@ def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     points = _timed_points(gemms, intensities, size)
     spec = lookup(b.device_name or "")
     if spec is None:
-        print(f"course.devices has no datasheet numbers for {b.device_name}: no roof to draw.")
+        print(_("course.devices has no datasheet numbers for {gpu}: no roof to draw.").format(
+            gpu=b.device_name))
         return points
     shown = [p for p in points if p.label != "tiled 16"]
     plot_roofline(Roof.from_spec(spec), shown,
@@ -225,10 +227,11 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
         size=size, machine=b.device_name))
     plt.show()
     for p in points:
-        side = "memory" if p.ai < roof.ridge_ai else "compute"
-        print(f"{p.label:10s} AI {p.ai:7.3f}  {p.gflops:9,.0f} GFLOP/s  roof there "
-              f"{roof.attainable(p.ai):9,.0f}  → {percent_of_roof(p, roof):5.1f} % of the roof "
-              f"({side}-bound side)")
+        side = _("Memory-bound") if p.ai < roof.ridge_ai else _("Compute-bound")
+        print(_("{label} AI {ai:7.3f}  {gflops:9,.0f} GFLOP/s  roof there {roof:9,.0f}  → "
+                "{percent:5.1f} % of the roof ({side} side)").format(
+            label=pad(p.label, 10), ai=p.ai, gflops=p.gflops, roof=roof.attainable(p.ai),
+            percent=percent_of_roof(p, roof), side=side))
     return points
 
 
