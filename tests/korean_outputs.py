@@ -25,6 +25,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from autograder import samples
+from course.runtime.backend import AUTOGRADE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE_KO = ROOT / "release-ko" / "week4"
@@ -190,11 +191,15 @@ def solved_folder(folder: Path, track: str) -> Path:
     return folder
 
 
-def execute(path: Path, timeout: int = 600) -> nbformat.NotebookNode:
-    """Run the notebook at ``path`` in its folder on this Python, speaking Korean."""
+def execute(path: Path, timeout: int = 600, grading: bool = False) -> nbformat.NotebookNode:
+    """Run the notebook at ``path`` in its folder on this Python, speaking Korean; with
+    ``grading``, as ``nbgrader autograde`` runs it (the cells that time or measure say that
+    they are skipped)."""
     nb = nbformat.read(path, as_version=4)
     env = dict(os.environ, COURSE_LANG="ko", MPLBACKEND="module://matplotlib_inline.backend_inline")
-    env.pop("COURSE_AUTOGRADING", None)
+    env.pop(AUTOGRADE_ENV, None)
+    if grading:
+        env[AUTOGRADE_ENV] = "autograde"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute(env=env)
@@ -209,8 +214,8 @@ def missing_glyphs(nb: nbformat.NotebookNode) -> list[str]:
             if out.output_type == "stream" and "missing from font" in out.text]
 
 
-def run_notebook(path: Path) -> list[str]:
-    """Execute one solved Korean notebook; its errors, its figures' missing glyphs and its
-    lines of English prose."""
-    nb = execute(path)
+def run_notebook(path: Path, grading: bool = False) -> list[str]:
+    """Execute one solved Korean notebook (``grading``: as the grader runs it); its errors, its
+    figures' missing glyphs and its lines of English prose."""
+    nb = execute(path, grading=grading)
     return problems(nb) + missing_glyphs(nb) + english_prose(nb)

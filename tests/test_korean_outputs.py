@@ -8,7 +8,8 @@ line of output (streams, text/plain and text/html results, widget labels) that h
 three or more English words outside code spans and the glossary's English terms.
 
 `make test` runs a slice (:data:`SLICE`: the setup notebook, the ✓ lines of notebooks 01 and
-05, the CUDA C track's compiler and experiment table; about 15 CPU-seconds); `make test-ko`
+05, the CUDA C track's compiler and experiment table) and notebook 04 as the grader runs it
+(its measuring cells say they are skipped): about 15 CPU-seconds. `make test-ko`
 (``COURSE_KO_OUTPUTS=all``) runs every notebook of both tracks (about 35 CPU-seconds).
 """
 
@@ -125,3 +126,12 @@ def test_a_korean_student_reads_no_english(track: str, stem: str,
                                            tracks: dict[str, Path]) -> None:
     found = run_notebook(tracks[track] / f"{stem}.ipynb")
     assert not found, f"{stem} ({track} track):\n" + "\n".join(found)
+
+
+@pytest.mark.slow
+def test_while_grading_a_korean_notebook_reads_no_english(tracks: dict[str, Path]) -> None:
+    """Notebook 04 as ``nbgrader autograde`` runs it: its correctness, timing and CPU cells say
+    they are skipped, in Korean (the feedback shows them)."""
+    track = sorted(tracks)[0]
+    found = run_notebook(tracks[track] / "04_writeup_experiment.ipynb", grading=True)
+    assert not found, "\n".join(found)
