@@ -178,7 +178,8 @@ def timed_rows(launches: Mapping[str, Callable[[], None]], outputs: Mapping[str,
     verification is tested without one). A batch that leaves anything else raises
     :class:`course.perf.verify.UnverifiedTimingError`. ``flops`` is per launch.
     """
-    checks = {name: exact_array_check(outputs[name], expected, f"C from {name}")
+    checks = {name: exact_array_check(outputs[name], expected,
+                                      _("C from {name}").format(name=name))
               for name in launches}
     timings = time_launches(dict(launches), repeats=trials, warmup=1, checks=checks,
                             clock=clock)
@@ -278,7 +279,7 @@ def time_gemm_cuda(gk: CudaGemm, size: int, repeats: int = 10) -> Timing:
     dA, dB = cp.asarray(A), cp.asarray(B)
     dC = cp.empty((size, size), cp.float32)
     launch = _kernel_batch(gk, dA, dB, dC, size, 1)
-    check = exact_array_check(dC, expected, f"C from {gk.name}")
+    check = exact_array_check(dC, expected, _("C from {name}").format(name=gk.name))
     timing = time_launches({gk.name: launch}, repeats=repeats, warmup=3, flops=2.0 * size**3,
                            checks={gk.name: check}, clock=gpu.CupyEventClock())[gk.name]
     _inputs_unchanged(cp, dA, dB, A, B)

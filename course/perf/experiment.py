@@ -333,7 +333,8 @@ def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
                     error=f"{type(exc).__name__}: {exc}"))
 
     # Every timed batch starts from a poisoned C and must leave the exact product.
-    checks = {name: exact_check(dev, expected, f"C from {name}") for name, dev in devices.items()}
+    checks = {name: exact_check(dev, expected, _("C from {name}").format(name=name))
+              for name, dev in devices.items()}
     timings = time_launches(launches, repeats=trials, warmup=1, checks=checks)
     outputs = {name: dev.copy_to_host() for name, dev in devices.items()}
     rows = []
