@@ -77,3 +77,12 @@ from course.notebooks.tracks import load_week_kernels as load_week_kernels
 from course.notebooks.reuse import upload_notebooks as upload_notebooks
 from course.notebooks.reuse import use_drive_folder as use_drive_folder
 from course.notebooks.reuse import use_folder as use_folder
+
+# the notebooks' own lines and figures in the student's language (docs/i18n.md)
+from course.runtime.setup_cell import report_installed as report_installed
+from course.runtime.environment import report_first_kernel as report_first_kernel
+from course.runtime.notes import note as note
+from course.runtime.figures import figure_text as figure_text
+from course.runtime.figures import subplots as subplots
+from course.perf.roof import measure_ceilings as measure_ceilings
+from course.notebooks.kernel_roofline import register_tiling_traffic as register_tiling_traffic
