@@ -1,7 +1,7 @@
 // The CUDA C that course kernels may use, mapped onto plain C++ for the course's CPU runner.
 //
 // Included (with -include) before a student's kernel source when it is compiled with g++ for
-// a run on the CPU (course/cudac/cpu.py). The kernel is compiled with -fsanitize=thread so that
+// a run on the CPU (course/gemm/cudac/cpu.py). The kernel is compiled with -fsanitize=thread so that
 // the compiler calls a hook before every memory access; the course's own runtime
 // (runtime.cpp) implements those hooks to count reads of A and B, catch out-of-bounds
 // accesses and find shared-memory races. No ThreadSanitizer library is linked.

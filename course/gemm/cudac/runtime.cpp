@@ -1,5 +1,5 @@
 // The course's CPU runner for CUDA C GEMM kernels: a deterministic, instrumented stand-in for
-// a GPU launch. Built by course/cudac/cpu.py together with the student's kernel (compiled with
+// a GPU launch. Built by course/gemm/cudac/cpu.py together with the student's kernel (compiled with
 // prelude.h and -fsanitize=thread, so the compiler calls a __tsan_* hook before every memory
 // access of the kernel; this file implements those hooks itself — no ThreadSanitizer library
 // is linked).
