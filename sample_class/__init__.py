@@ -29,7 +29,7 @@ the samples follow the notebooks when they change:
 ``HANDIN``     how the files reach the instructor when not as ``submitted/<id>/week4/<name>``:
                ``"canvas"`` or ``"moodle"`` (in that LMS's zip) or ``"colab"`` (under Colab's and
                browsers' names), with ``LMS_ID``, ``LATE``, ``UPLOADED_AS``, ``OLDER_UPLOAD``
-               and ``EXTRA_FILES`` (see :mod:`autograder.samples.handin`);
+               and ``EXTRA_FILES`` (see :mod:`sample_class.handin`);
 ``EXPECTED``   {notebook: points} on a machine without a GPU (GPU-only checks excluded);
 ``EXPECTED_GPU`` the same on a GPU machine, where it differs;
 ``EXPECTED_NOTES`` {notebook: [text, …]}: what the grade table's notes must say;
@@ -53,10 +53,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.names import ASSIGNMENT
-from autograder.samples import edits
-from autograder.samples import handin
-from autograder.translation import release_dir
+from autograder.runner.names import ASSIGNMENT
+from sample_class import edits
+from sample_class import handin
+from autograder.release.translation import release_dir
 
 _MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 

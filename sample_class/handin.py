@@ -1,6 +1,6 @@
 """Sample students who hand in the ways a real class does, not as ``submitted/<id>/week4/…``.
 
-A student spec with ``HANDIN`` set (see :mod:`autograder.samples`) is written as the
+A student spec with ``HANDIN`` set (see :mod:`sample_class`) is written as the
 instructor receives it:
 
 ``"canvas"`` / ``"moodle"``  into a bulk download of that LMS (``sample-lms/<lms>.zip``) under
@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 from autograder.handin import collect as handin_collect
 
 FOLDER = "sample-lms"

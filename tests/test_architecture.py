@@ -1,5 +1,5 @@
-"""The shape of course/ (docs/architecture.md): small modules, and the old flat paths still
-importable for notebooks, gradebooks and the sample students.
+"""The shape of course/ and autograder/ (docs/architecture.md): small modules, and the old flat
+paths still importable for notebooks, gradebooks and the sample students.
 
 The layers themselves, and that there is no import cycle, are checked by import-linter
 (``lint-imports``, contracts in pyproject.toml), which ``make test`` runs.
@@ -22,6 +22,7 @@ COURSE = ROOT / "course"
 MAX_LINES = 400
 #: the layers; a module of course/ outside them is a re-export kept for an old path.
 LAYERS = ("runtime", "trust", "gemm", "perf", "checks", "notebooks", "_isolated")
+AUTOGRADER = ROOT / "autograder"
 
 
 def too_long(root: Path, limit: int = MAX_LINES) -> list[str]:
@@ -36,6 +37,10 @@ def too_long(root: Path, limit: int = MAX_LINES) -> list[str]:
 
 def test_no_module_of_course_is_over_the_limit():
     assert too_long(COURSE) == [], f"split these by job (at most {MAX_LINES} lines each)"
+
+
+def test_no_module_of_the_grader_is_over_the_limit():
+    assert too_long(AUTOGRADER) == [], f"split these by job (at most {MAX_LINES} lines each)"
 
 
 def test_the_length_check_finds_a_long_module(tmp_path):
@@ -92,7 +97,7 @@ def student_imports() -> set[tuple[str, str | None]]:
     for nb in sorted((ROOT / "source" / "week4").glob("*.ipynb")):
         texts += ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"]
                   if c["cell_type"] == "code"]
-    texts += [p.read_text() for p in (ROOT / "autograder" / "samples" / "students").glob("*.py")]
+    texts += [p.read_text() for p in (ROOT / "sample_class" / "students").glob("*.py")]
     texts.append((ROOT / "docs" / "contract.md").read_text())
     found: set[tuple[str, str | None]] = set()
     for text in texts:

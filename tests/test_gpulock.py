@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import gpulock as placement
-from autograder import sandbox
+from autograder.sandbox import bwrap as sandbox
+from autograder.sandbox import gpulock as placement
 from course.runtime import gpulock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,7 +254,7 @@ LIGHT_CHILD = textwrap.dedent("""
 def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypatch) -> None:
     """Time spent waiting for another grader's timing is not charged to the student; a
     cell that really hangs still times out."""
-    from autograder import trusted
+    from autograder.grading import trusted
 
     course = tmp_path / "course"
     course.mkdir()

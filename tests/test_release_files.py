@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import harness, release
+from autograder.cli import harness
+from autograder.release import generated as release
 from course.runtime import config, setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]

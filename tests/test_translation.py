@@ -21,7 +21,8 @@ import nbformat
 import pytest
 from babel.messages.pofile import read_po
 
-from autograder import languages, translation
+from autograder.grading import languages
+from autograder.release import translation
 
 ROOT = Path(__file__).resolve().parents[1]
 EN = sorted((ROOT / "release" / "week4").glob("*.ipynb"))
@@ -261,7 +262,7 @@ def test_a_notebook_says_its_language_and_one_that_lost_it_is_recognised() -> No
 
 def test_make_release_stops_on_a_stale_catalog_after_writing_the_english_release(
         course: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from autograder import harness
+    from autograder.cli import harness
 
     ran = []
     monkeypatch.setattr(harness, "nbgrader", lambda *args, **kw: ran.append(args))

@@ -1,7 +1,7 @@
 """The instructor's commands: build the release, grade a class, print the grade table.
 
-``python -m autograder.harness demo`` (what ``make demo`` runs) does the whole job on the
-sample class in ``autograder/samples``:
+``python -m autograder demo`` (what ``make demo`` runs) does the whole job on the
+sample class in ``sample_class``:
 
 1. ``nbgrader generate_assignment week4`` — regenerate ``release/week4`` from ``source/``;
 2. copy each sample student's notebooks into ``submitted/<student>/week4``;
@@ -10,12 +10,12 @@ sample class in ``autograder/samples``:
 5. print a student × notebook table. A test that needs a GPU and ran without one shows as
    "not measured" and is left out of the maximum, never silently awarded or denied.
 
-``python -m autograder.harness release`` (``make release``) first brings the generated parts of
+``python -m autograder release`` (``make release``) first brings the generated parts of
 ``source/`` and the README up to date (setup cells, figures, Open-in-Colab links:
-:mod:`autograder.release`), then does step 1 and writes the translated releases from it
-(``release-ko/week4``: :mod:`autograder.translation`), and says loudly when the course's
+:mod:`autograder.release.generated`), then does step 1 and writes the translated releases from it
+(``release-ko/week4``: :mod:`autograder.release.translation`), and says loudly when the course's
 repository URL (``course/runtime/config.py``) is still the placeholder.
-``python -m autograder.harness grade`` does steps 3–5 for a real class already collected
+``python -m autograder grade`` does steps 3–5 for a real class already collected
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
 formgrader since) and prints the table. ``collect --zip download.zip`` (``make collect``) puts an
@@ -33,17 +33,22 @@ import shutil
 import sys
 from pathlib import Path
 
-from autograder import engines, progress, release, samples, translation
-from autograder.engines import workers
+import sample_class as samples
+from autograder import engines
+from autograder.engines import progress
+from autograder.engines.local import workers
+from autograder.engines.slurm import SLURM_DIR
 from autograder.handin import collect as handin_collect
 from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
-from autograder.names import ASSIGNMENT
-from autograder.nbgrader_cli import LAST_FAILURE, nbgrader
-from autograder.samples import handin as sample_handin
-from autograder.table import collect, render
+from autograder.release import generated as release
+from autograder.release import translation
+from autograder.results.table import collect, render
+from autograder.runner.names import ASSIGNMENT
+from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
+from sample_class import handin as sample_handin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_release(root: Path, sync: bool = False) -> None:
@@ -108,14 +113,14 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
 
 
 def reset_grading_state(root: Path) -> None:
-    for name in ("autograded", "feedback", engines.SLURM_DIR, "downloaded", "set_aside"):
+    for name in ("autograded", "feedback", SLURM_DIR, "downloaded", "set_aside"):
         shutil.rmtree(root / name, ignore_errors=True)
     for name in ("gradebook.db", "grades.csv", ".nbgrader.log", handin_report.CSV_NAME):
         (root / name).unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.harness", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
@@ -131,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=["local", "slurm"],
                         default=os.environ.get("COURSE_GRADING_ENGINE", "local"),
                         help="where to autograde: this machine, or a Slurm job array "
-                        "(see autograder/engines.py)")
+                        "(see autograder/engines/)")
     parser.add_argument("--workers", type=int, help="local: students at once (default: "
-                        "COURSE_GRADING_WORKERS, else see engines.workers)")
+                        "COURSE_GRADING_WORKERS, else see engines.local.workers)")
     parser.add_argument("--per-task", type=int, default=8,
                         help="slurm: students per array task (default 8)")
     parser.add_argument("--sbatch-args", default="",
@@ -190,7 +195,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nERROR: {error}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

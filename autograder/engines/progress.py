@@ -71,7 +71,7 @@ class Progress:
 def summary(notebooks: Sequence[str], rows: Sequence[Any]) -> str:
     """Per notebook: handed in, mean of those, not measured, failed to run, to grade by hand.
 
-    ``rows`` are :class:`autograder.table.Row` objects.
+    ``rows`` are :class:`autograder.results.table.Row` objects.
     """
     head = (f"{'notebook':<28}{'handed in':>10}{'mean':>12}{'not measured':>14}"
             f"{'failed to run':>15}{'by hand':>9}")

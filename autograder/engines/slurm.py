@@ -1,146 +1,35 @@
-"""Where students are autograded: on this machine (``local``) or as a Slurm job array (``slurm``).
+"""Grading as a Slurm job array (``--engine slurm``).
 
-An engine takes the course directory and the students in ``submitted/``, autogrades each of
-them into the course's gradebook and ``autograded/`` folder, and reports every student as
-they finish (:class:`autograder.progress.StudentResult`). Feedback, export and the grade table
-come after, the same for every engine (:mod:`autograder.harness`). A Kubernetes or Ray engine
-would implement the same :class:`Engine` protocol.
-
-**local** — several grading slots at once (``workers``), each a long-lived ``nbgrader
-autograde`` that grades one student after another (:mod:`autograder.worker`); a student whose
-grading fails is retried alone with the ``nbgrader autograde --student`` command. On a GPU
-machine the students' notebooks and correctness checks run side by side while speedup timings
-queue for the GPU one at a time (:mod:`course.runtime.gpulock`).
-
-**slurm** — the class is cut into shards of ``per_task`` students; each array task copies the
-course (config, source, release, a snapshot of the gradebook, its students' submissions) into
-``slurm-grading/shards/<i>/course``, grades it there with the local engine, and marks the shard
-done. The launcher then merges each finished shard into the course gradebook through nbgrader's
-:class:`~nbgrader.api.Gradebook` API (SQLite is not safe for writers on many machines, so no
-task writes the course gradebook) and copies its ``autograded/`` folders over. A shard that
-failed is left unmerged; running the same command again submits only the shards that are not
-done. Needs a filesystem shared by the nodes (the course directory and the Python environment at
-the same paths), as on any cluster's home or project space.
+The class is cut into shards of ``per_task`` students; each array task copies the course
+(config, source, release, a snapshot of the gradebook, its students' submissions) into
+``slurm-grading/shards/<i>/course``, grades it there with the local engine
+(:mod:`autograder.engines.local`), and marks the shard done. The launcher then merges each
+finished shard into the course gradebook through nbgrader's :class:`~nbgrader.api.Gradebook` API
+(SQLite is not safe for writers on many machines, so no task writes the course gradebook) and
+copies its ``autograded/`` folders over. A shard that failed is left unmerged; running the same
+command again submits only the shards that are not done. Needs a filesystem shared by the nodes
+(the course directory and the Python environment at the same paths), as on any cluster's home or
+project space.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import shlex
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
-from autograder.names import ASSIGNMENT
-from autograder.nbgrader_cli import LAST_FAILURE, append_log, nbgrader, record_grading_failure
-from autograder.progress import StudentResult
-from autograder.table import collect
-from autograder.translation import LANGUAGES
-from autograder.worker import Worker, nbgrader_env
+from autograder.engines.local import GradingError, LocalEngine, OnDone, workers
+from autograder.engines.progress import StudentResult
+from autograder.release.translation import LANGUAGES
+from autograder.runner.names import ASSIGNMENT
 
-OnDone = Callable[[StudentResult], None]
 SLURM_DIR = "slurm-grading"
-
-
-class GradingError(RuntimeError):
-    """Some students could not be graded; the message says who and what to do."""
-
-
-class Engine(Protocol):
-    """Grades students of a course directory; reports each one through ``on_done``."""
-
-    name: str
-
-    def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None: ...
-
-
-def student_result(root: Path, student: str, seconds: float, ok: bool) -> StudentResult:
-    """The progress line's numbers for one student, read from the gradebook."""
-    notebooks = len(list((root / "autograded" / student / ASSIGNMENT).glob("*.ipynb")))
-    try:
-        _, rows = collect(root, only=[student])
-    except Exception:  # noqa: BLE001 - the line must not stop grading; the table says more
-        rows = []
-    # As the table counts: the other track's notebooks are left out of score and maximum.
-    score = sum(s for row in rows for nb, (s, _) in row.scores.items()
-                if nb not in row.off_track)
-    maximum = sum(m for row in rows for nb, (_, m) in row.scores.items()
-                  if nb not in row.off_track)
-    return StudentResult(student, notebooks, score, maximum, round(seconds, 1), ok)
-
-
-class LocalEngine:
-    """Several students at once on this machine: ``workers`` grading slots, each a long-lived
-    ``nbgrader autograde`` (:mod:`autograder.worker`) that grades one student after another."""
-
-    name = "local"
-
-    def __init__(self, workers: int) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
-        self.workers = workers
-
-    def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None:
-        report_lock = threading.Lock()
-        todo: queue.SimpleQueue[str] = queue.SimpleQueue()
-        for student in students:
-            todo.put(student)
-        ok: dict[str, bool] = {}
-
-        def slot() -> None:
-            grader: Worker | None = None
-            try:
-                while True:
-                    try:
-                        student = todo.get_nowait()
-                    except queue.Empty:
-                        return
-                    if grader is None or not grader.alive:  # a dead slot starts afresh
-                        grader = Worker(root, nbgrader_env())
-                    started = time.monotonic()
-                    result = grader.autograde(student)
-                    append_log(root, ("autograde", ASSIGNMENT, "--student", student, "--create",
-                                      "--force"), result["log"])
-                    ok[student] = bool(result["success"])
-                    if ok[student]:
-                        with report_lock:
-                            on_done(student_result(root, student, time.monotonic() - started,
-                                                   True))
-            finally:
-                if grader is not None:
-                    grader.close()
-
-        slots = [threading.Thread(target=slot, name=f"grading-slot-{i}")
-                 for i in range(min(self.workers, len(students)))]
-        for thread in slots:
-            thread.start()
-        for thread in slots:
-            thread.join()
-        failed = [s for s in students if not ok.get(s)]
-        for student in list(failed):  # a locked gradebook, a crash: once more, alone
-            print(f"  retrying {student} alone", flush=True)
-            started = time.monotonic()
-            args = ("autograde", ASSIGNMENT, "--student", student, "--create", "--force")
-            good = nbgrader(*args, root=root, check=False, quiet=True)
-            if good:
-                failed.remove(student)
-            else:  # never drop a student: the row keeps zeros and says why
-                record_grading_failure(root, student, LAST_FAILURE.get(args, "unknown error"))
-            on_done(student_result(root, student, time.monotonic() - started, good))
-        if failed:
-            raise GradingError(f"autograde failed twice for {', '.join(failed)}; see "
-                               f"{root / '.nbgrader.log'}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Slurm.
 
 
 def _alembic_on_path() -> None:
@@ -384,8 +273,8 @@ def _ranges(indices: list[int]) -> str:
 
 #: What ``nbgrader autograde`` reads from the course directory, so what a shard's copy holds
 #: (besides the gradebook snapshot and the shard's submissions). The release is among them:
-#: :class:`autograder.restore.RestoreCells` puts deleted test cells back from it, and without
-#: it a shard would grade such a student differently from the local engine.
+#: :class:`autograder.grading.restore.RestoreCells` puts deleted test cells back from it, and
+#: without it a shard would grade such a student differently from the local engine.
 COURSE_FILES = ("nbgrader_config.py", "source", f"release/{ASSIGNMENT}")
 #: The translated releases, copied too where the course has them (a course may be English only):
 #: a Korean notebook is restored from release-ko/week4.
@@ -400,7 +289,7 @@ def prepare_shard(run: Path, plan: dict, index: int) -> tuple[Path, list[str]]:
     missing = [name for name in COURSE_FILES if not (root / name).exists()]
     if missing:
         raise GradingError(f"{root} has no {', '.join(missing)}: autograde needs them (build "
-                           "the release with `python -m autograder.harness release` first)")
+                           "the release with `python -m autograder release` first)")
     shard = run / "shards" / str(index)
     shutil.rmtree(shard, ignore_errors=True)  # a retried shard starts clean
     course = shard / "course"
@@ -437,41 +326,3 @@ def run_shard(run: Path, index: int) -> int:
     (shard / "done.json").write_text(json.dumps(
         {"students": students, "seconds": round(time.monotonic() - started, 1)}))
     return 0
-
-
-def make_engine(name: str, *, workers: int, per_task: int = 8, sbatch_args: str = "",
-                fresh: bool = False) -> Engine:
-    """The engine called ``name`` ("local" or "slurm")."""
-    if name == "local":
-        return LocalEngine(workers)
-    if name == "slurm":
-        if shutil.which("sbatch") is None:
-            raise GradingError("--engine slurm needs Slurm's sbatch and squeue on PATH")
-        extra = shlex.split(sbatch_args or os.environ.get("COURSE_SLURM_ARGS", ""))
-        return SlurmEngine(per_task=per_task, sbatch_args=extra, fresh=fresh)
-    raise ValueError(f"unknown engine {name!r}: choose local or slurm")
-
-
-def workers() -> int:
-    """Students graded at once on this machine (``COURSE_GRADING_WORKERS``).
-
-    Default: CPU cores, at most 4, without a GPU; half the cores with one — the notebooks run
-    on the simulator (CPU work), and speedup timings queue for the GPU one at a time behind
-    :mod:`course.runtime.gpulock`, so students no longer need to wait for each other.
-    """
-    from course.runtime.backend import driver_gpu_count
-
-    if os.environ.get("COURSE_GRADING_WORKERS"):
-        value = os.environ["COURSE_GRADING_WORKERS"]
-        if not value.isdigit() or int(value) < 1:
-            raise SystemExit(f"COURSE_GRADING_WORKERS must be a whole number ≥ 1, got {value!r}")
-        return int(value)
-    cores = os.cpu_count() or 1
-    return max(1, cores // 2) if driver_gpu_count()[0] else min(4, cores)
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] != "shard":
-        raise SystemExit("usage: python -m autograder.engines shard RUN_DIR INDEX")
-    os.chdir(sys.argv[2])
-    raise SystemExit(run_shard(Path(sys.argv[2]).resolve(), int(sys.argv[3])))

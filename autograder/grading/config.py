@@ -4,19 +4,20 @@ What it changes from nbgrader's defaults, and why:
 
 * autograde runs the notebook in a *sandboxed* kernel (:mod:`autograder.sandbox`), so student
   code cannot read the solutions, the gradebook or other submissions;
-* a dead kernel no longer drops the student from the class (:mod:`autograder.execute`);
-* every test cell is re-scored outside the student's kernel (:mod:`autograder.trusted`),
+* a dead kernel no longer drops the student from the class (:mod:`autograder.grading.execute`);
+* every test cell is re-scored outside the student's kernel (:mod:`autograder.grading.trusted`),
   before the notebook runs, so that the kernel replays the expensive checks' outcomes instead
   of simulating them a second time (:mod:`course.trust.replay`);
 * cells are recognised against the release and deleted graded cells put back, also when a
-  notebook lost its nbgrader metadata (:mod:`autograder.restore`, before ``OverwriteCells``),
-  both from the release of the notebook's language (:mod:`autograder.languages`); copied
+  notebook lost its nbgrader metadata (:mod:`autograder.grading.restore`, before
+  ``OverwriteCells``),
+  both from the release of the notebook's language (:mod:`autograder.grading.languages`); copied
   cells are settled first, in place of nbgrader's ``DeduplicateIds``, which failed the whole
-  notebook over one copy (:mod:`autograder.normalise`);
+  notebook over one copy (:mod:`autograder.grading.normalise`);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
-  notebook then shares ``COURSE_AFTER_TIMEOUT`` seconds (:mod:`autograder.limits`, which
+  notebook then shares ``COURSE_AFTER_TIMEOUT`` seconds (:mod:`autograder.sandbox.limits`, which
   also bounds memory, processes, disk and output).
 """
 
@@ -30,8 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autograder import sandbox
-from autograder.names import ASSIGNMENT, COURSE_ID
+from autograder.runner.names import ASSIGNMENT, COURSE_ID
+from autograder.sandbox import bwrap as sandbox
 
 KERNEL_NAME = "week4-sandboxed"
 REFERENCE_NOTEBOOK = "02_naive_gemm.ipynb"
@@ -115,10 +116,10 @@ def configure(c: Any, root: Path) -> None:
         SaveAutoGrades,
     )
 
-    from autograder.execute import SurvivingExecute
-    from autograder.languages import LocalizedOverwriteCells
-    from autograder.normalise import NormaliseCells
-    from autograder.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
+    from autograder.grading.execute import SurvivingExecute
+    from autograder.grading.languages import LocalizedOverwriteCells
+    from autograder.grading.normalise import NormaliseCells
+    from autograder.grading.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
 
     root = root.resolve()
     c.CourseDirectory.course_id = COURSE_ID
@@ -142,7 +143,7 @@ def configure(c: Any, root: Path) -> None:
     c.OverwriteCells.add_missing_cells = False
     c.NormaliseCells.course_root = str(root)
     # OverwriteCells, plus read-only markdown put back in the notebook's own language
-    # (a Korean submission's feedback stays Korean: autograder/languages.py).
+    # (a Korean submission's feedback stays Korean: autograder/grading/languages.py).
     c.LocalizedOverwriteCells.course_root = str(root)
     # NormaliseCells (a RestoreCells) replaces DeduplicateIds: that step empties the metadata
     # of every copy of a cell but the last, and CheckCellMetadata then fails the notebook.

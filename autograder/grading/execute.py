@@ -5,7 +5,7 @@
   deletes that student's autograded notebook: the student silently vanishes from the grade
   table. Here the cell that killed the kernel gets an error output saying so (and why, when
   a limit stopped it), later cells are left unexecuted, and grading goes on; the trusted
-  re-check (:mod:`autograder.trusted`) still scores every test cell.
+  re-check (:mod:`autograder.grading.trusted`) still scores every test cell.
 * **The kernel has no network**, so it talks to nbclient over jupyter_client's ``ipc``
   transport: Unix sockets in a folder of their own, bound into the sandbox
   (:func:`SurvivingExecute.create_kernel_manager`). nbgrader's ``Execute`` is nbconvert's
@@ -14,14 +14,14 @@
   nbgrader) and then ``km.start_kernel``, which writes the connection file from the manager's
   ``transport``/``ip``/``connection_file`` traits. Setting those three on the new manager is
   all it takes; nothing else in nbgrader or nbclient reads them.
-* **Resource limits** (:mod:`autograder.limits`): the kernel's sandbox gets its own cgroups;
+* **Resource limits** (:mod:`autograder.sandbox.limits`): the kernel's sandbox gets its own cgroups;
   a watchdog stops the whole sandbox when it breaks one. Output beyond ``COURSE_OUTPUT_LIMIT``
   is dropped (nbclient would keep all of it in memory).
 * **A time budget per notebook**: after one cell times out, the rest of the notebook shares
   ``COURSE_AFTER_TIMEOUT`` seconds; cells past it are not run. A cell that does not stop when
   interrupted stops the kernel.
 * **Checks are not simulated twice**: when the trusted re-check ran first
-  (:class:`autograder.trusted.TrustedPrecheck`), its checks' recorded outcomes are handed to
+  (:class:`autograder.grading.trusted.TrustedPrecheck`), its checks' recorded outcomes are handed to
   the kernel as a read-only file (``COURSE_CHECK_REPLAY``), and the same check called on the
   same source there replays them (:mod:`course.trust.replay`).
 
@@ -45,12 +45,12 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
-from autograder import limits as limits_mod
-from autograder.languages import grading_language
-from autograder.sandbox import BOX_FILE, REPLAY_ENV
+from autograder.grading.languages import grading_language
+from autograder.sandbox import limits as limits_mod
+from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV
 from course.runtime import i18n
 
-#: set by autograder.trusted.TrustedPrecheck (the value: what it found, with ``"replay"``).
+#: set by autograder.grading.trusted.TrustedPrecheck (the value: what it found, with ``"replay"``).
 PRECHECK_KEY = "course_trusted_precheck"
 
 DEAD_KERNEL_KEY = "course_dead_kernel"

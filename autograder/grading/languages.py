@@ -2,11 +2,11 @@
 
 A class may hand in notebooks of ``release/week4`` (English) and ``release-ko/week4`` (Korean)
 into one gradebook: both have the same cells, grade_ids, points and test code, and differ only
-in the read-only markdown (:mod:`autograder.translation`). Two steps of autograde put cells back
-from what the *instructor* released, and each must use the release the notebook came from, or a
+in the read-only markdown (:mod:`autograder.release.translation`). Two steps of autograde put cells
+back from what the *instructor* released, and each must use the release the notebook came from, or a
 Korean submission's feedback would come back half in English:
 
-* :class:`autograder.restore.RestoreCells` recognises cells and adds back deleted test cells
+* :class:`autograder.grading.restore.RestoreCells` recognises cells and adds back deleted test cells
   from the release notebook of the notebook's language (:func:`release_notebook`);
 * :class:`LocalizedOverwriteCells` is nbgrader's ``OverwriteCells`` (which restores every
   read-only cell from the gradebook, that is from the English source) followed by putting the
@@ -31,7 +31,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import OverwriteCells
 from traitlets import Unicode
 
-from autograder import translation
+from autograder.release import translation
 from course.runtime import i18n
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
@@ -93,7 +93,7 @@ class LocalizedOverwriteCells(OverwriteCells):
             if not path.exists():
                 raise FileNotFoundError(
                     f"LocalizedOverwriteCells: a {language!r} notebook, but no release notebook "
-                    f"at {path}; build the releases (`python -m autograder.harness release`)")
+                    f"at {path}; build the releases (`python -m autograder release`)")
             self._localized = locked_markdown(path)
         return super().preprocess(nb, resources)
 

@@ -7,7 +7,7 @@ metadata of every occurrence but the last, and ``CheckCellMetadata`` rejects the
 (``SchemaTooOldError``): the student's whole notebook is lost for a copy-paste.
 
 :class:`NormaliseCells` runs in autograde's sanitize step in place of ``DeduplicateIds`` and
-:class:`autograder.restore.RestoreCells` (it is one, with two steps around it):
+:class:`autograder.grading.restore.RestoreCells` (it is one, with two steps around it):
 
 1. **Copies.** For a ``grade_id`` that appears more than once, one occurrence is graded:
 
@@ -29,7 +29,7 @@ metadata of every occurrence but the last, and ``CheckCellMetadata`` rejects the
    A cell whose ``grade_id`` the release does not know, or one of another type or checksum
    than the release's cell beside a true copy (pasted from another notebook, where the same
    grade_id names another cell), is kept as the student's own cell. Own cells are set aside
-   while the cells are recognised against the release (:func:`autograder.restore.restore`),
+   while the cells are recognised against the release (:func:`autograder.grading.restore.restore`),
    so that a copy is never taken for a cell the student deleted, and put back after the cell
    they followed.
 2. **Type and figures.** A cell turned code <-> markdown gets the release's type back, and a
@@ -37,12 +37,12 @@ metadata of every occurrence but the last, and ``CheckCellMetadata`` rejects the
    changes the type itself but then fails validation (a markdown attachment on a code cell, a
    4.4 cell without an id), and puts a read-only cell's text back without its figures, on
    which the feedback fails. (Read-only code cells the student deleted are put back by
-   :func:`autograder.restore.restore`: tests may need their imports.)
+   :func:`autograder.grading.restore.restore`: tests may need their imports.)
 3. **Order.** An answer cell that stands below a test that uses it (a name it defines appears
    in the test) gets a note naming both: the grader runs top to bottom, as Run All does, so
    the test fails in the student's own run too, and the lost points need a reason.
 
-What was done goes into the notebook's :data:`autograder.restore.RESTORED_KEY` metadata
+What was done goes into the notebook's :data:`autograder.grading.restore.RESTORED_KEY` metadata
 (``copies`` and ``order``, beside RestoreCells' own keys); the trusted re-check copies it into
 its summary, and :func:`table_notes` words it for the grade table. The feedback notebook gets
 the same sentences in a last markdown cell.
@@ -55,7 +55,7 @@ import copy
 import re
 from typing import Any
 
-from autograder.restore import (
+from autograder.grading.restore import (
     RestoreCells,
     cell_ids,
     cell_text,

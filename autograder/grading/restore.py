@@ -15,7 +15,7 @@ cell among the graded cells only, and raises ``KeyError`` when that neighbour is
    cells between two recognised neighbours are paired, in order and by type, with the
    release cells between the same neighbours (that is how an answer cell, whose source the
    student rewrote, is found). The release is the one of the notebook's language
-   (:mod:`autograder.languages`): ``release-ko/week4`` for a Korean notebook.
+   (:mod:`autograder.grading.languages`): ``release-ko/week4`` for a Korean notebook.
 2. **Restore** the release's ``metadata.nbgrader`` on each recognised cell. ``OverwriteCells``
    then puts back the instructor's source of every test cell, hidden tests included.
 3. **Add back** graded cells and read-only code cells that are missing altogether, right
@@ -39,7 +39,7 @@ from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder.languages import notebook_language, release_notebook
+from autograder.grading.languages import notebook_language, release_notebook
 
 RESTORED_KEY = "course_restored"
 
@@ -191,7 +191,7 @@ class RestoreCells(NbGraderPreprocessor):
             # grader instead of scored): a grade must not depend on where it was graded.
             raise FileNotFoundError(
                 f"RestoreCells: no release notebook at {path}; build the release "
-                "(`python -m autograder.harness release`) in the course directory that is "
+                "(`python -m autograder release`) in the course directory that is "
                 "graded, or a deleted test cell cannot be put back")
         release = json.loads(path.read_text(encoding="utf-8"))
         raw = json.loads(json.dumps(nb))  # plain dicts, edited in place
@@ -205,5 +205,5 @@ class RestoreCells(NbGraderPreprocessor):
 
     def restore_cells(self, raw: dict[str, Any], release: dict[str, Any]) -> dict[str, Any]:
         """Recognise, restore and add back cells of ``raw`` (in place); what was done. A
-        subclass may do more around it (:class:`autograder.normalise.NormaliseCells`)."""
+        subclass may do more around it (:class:`autograder.grading.normalise.NormaliseCells`)."""
         return dict(restore(raw, release))

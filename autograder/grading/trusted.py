@@ -20,7 +20,8 @@ error (name and message, never a traceback with hidden-test source) on failure; 
 ``NotMeasured`` for checks that need a GPU this machine does not have, which the grade
 table shows as "not measured" instead of a silent 0 or a free pass.
 
-The child side is :mod:`autograder.trusted_child` (``python -m autograder.trusted_child``),
+The child side is :mod:`autograder.grading.trusted_child`
+(``python -m autograder.grading.trusted_child``),
 a module of its own so that each check process starts without importing nbgrader.
 """
 
@@ -39,13 +40,13 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-from autograder import gpulock as gpulock_setup
-from autograder import limits as limits_mod
-from autograder import sandbox
-from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY, PRECHECK_KEY
-from autograder.languages import grading_language
-from autograder.restore import RESTORED_KEY
-from autograder.trusted_child import NOT_MEASURED, READY_FILE, REPLAY_FILE
+from autograder.grading.execute import DEAD_KERNEL_KEY, NOTES_KEY, PRECHECK_KEY
+from autograder.grading.languages import grading_language
+from autograder.grading.restore import RESTORED_KEY
+from autograder.grading.trusted_child import NOT_MEASURED, READY_FILE, REPLAY_FILE
+from autograder.sandbox import bwrap as sandbox
+from autograder.sandbox import gpulock as gpulock_setup
+from autograder.sandbox import limits as limits_mod
 from course.runtime import i18n
 
 #: Seconds a check process may take to start (imports), on top of any check's timeout.
@@ -127,7 +128,7 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
             box = limits_mod.Box.create(limits)
             try:
                 command = sandbox.wrap(
-                    [sys.executable, "-m", "autograder.trusted_child", str(jobs_path),
+                    [sys.executable, "-m", "autograder.grading.trusted_child", str(jobs_path),
                      str(results_path)],
                     course_root=course_root, workdir=Path(tmp), gpu=True, env=env, box=box,
                     extra_ro=(Path(autograder.__file__).parent, *extra_ro),
@@ -297,7 +298,8 @@ class _TrustedBase(NbGraderPreprocessor):
 class TrustedPrecheck(_TrustedBase):
     """Run the trusted re-check *before* the notebook, so that the student's kernel can replay
     the expensive checks' recorded outcomes instead of simulating them again
-    (:mod:`course.trust.replay`; :class:`autograder.execute.SurvivingExecute` hands them over).
+    (:mod:`course.trust.replay`; :class:`autograder.grading.execute.SurvivingExecute` hands them
+    over).
     Its jobs depend only on the notebook's source, which nbgrader has already restored."""
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
@@ -345,7 +347,7 @@ class RequireTrustedVerdicts(NbGraderPreprocessor):
         if not nb.metadata.get(TRUSTED_MARK):
             raise RuntimeError("the trusted re-check did not run on this notebook; refusing to "
                                "score outputs of the student's own kernel (see "
-                               "autograder/config.py)")
+                               "autograder/grading/config.py)")
         del nb.metadata[TRUSTED_MARK]
         return nb, resources
 

@@ -1,7 +1,7 @@
 """The child side of the trusted re-check: run test cells on rebuilt definitions.
 
-Started by :func:`autograder.trusted.run_jobs` inside the sandbox, as
-``python -m autograder.trusted_child JOBS.json RESULTS.jsonl``. It imports only the course
+Started by :func:`autograder.grading.trusted.run_jobs` inside the sandbox, as
+``python -m autograder.grading.trusted_child JOBS.json RESULTS.jsonl``. It imports only the course
 package and the standard library (not nbgrader, nbformat or traitlets, which would cost every
 check process seconds of start-up), rebuilds each job's validated definitions
 (:class:`course.trust.kernel_source.SourceBundle`), runs the test cell's code on them and writes one

@@ -10,7 +10,7 @@ out of date (tests/test_release_files.py fails on any):
   release refer to them); a notebook whose first code cell is something else (a new notebook) gets a
   new setup cell before it, so no code is ever overwritten;
 * **figures**: markdown images are cell attachments (``![…](attachment:tiling.png)``) whose
-  bytes are the PNGs in ``assets/`` (made by ``scripts/make_figures.py``), so a figure travels
+  bytes are the PNGs in ``assets/`` (made by ``scripts/build/make_figures.py``), so a figure travels
   with its notebook into a fetched release folder, onto Colab and into the feedback HTML. A
   link into the repository (``../../assets/tiling.png``) is turned into an attachment; any
   other local image link is an error, because it would be broken where students are;
@@ -32,10 +32,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import translation
+from autograder.release import translation
 from course.runtime import config, setup_cell
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path("source") / "week4"
 ASSETS = Path("assets")
 README = Path("README.md")
@@ -152,7 +152,7 @@ def _sync_figures(nb: nbformat.NotebookNode, assets: Path) -> bool:
             if name is None:
                 raise ReleaseSourceError(
                     f"cell {i} ({cell.get('id', '?')}) shows {target!r}: put the figure in "
-                    "assets/ (scripts/make_figures.py) and link it as assets/NAME.png")
+                    "assets/ (scripts/build/make_figures.py) and link it as assets/NAME.png")
             path = assets / name
             if not path.is_file():
                 raise ReleaseSourceError(f"cell {i} ({cell.get('id', '?')}) shows {name}, but "
@@ -311,7 +311,3 @@ def main(argv: list[str] | None = None) -> int:
     if warning:
         print(warning, file=sys.stderr)
     return 1 if args.check and report.changed else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

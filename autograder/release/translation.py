@@ -9,11 +9,11 @@ its prose alone. Prose is translated paragraph by paragraph in standard gettext 
   blank line; a fenced code block is one block, never split, and is copied as it is, so is a
   block holding only display math; an image's alt text is translated); its ``msgctxt`` is the
   cell's id, so the same sentence in two cells is two messages;
-* ``python -m autograder.translation update`` merges the catalogs with the source as gettext's
+* ``python -m autograder translation update`` merges the catalogs with the source as gettext's
   ``msgmerge`` does (:meth:`babel.messages.catalog.Catalog.update`): a new paragraph arrives
   untranslated, a changed one ``fuzzy`` with its old translation and previous English
   (``#| msgid``) to compare, a removed one obsolete (``#~``);
-* ``python -m autograder.translation check`` (and tests/test_translation.py) fails while any
+* ``python -m autograder translation check`` (and tests/test_translation.py) fails while any
   paragraph of the source is untranslated or fuzzy, or a catalog holds a message the source no
   longer has, or a translation lost a number, a code span, a formula or a link of its English;
 * :func:`write_release` writes ``release-<language>/week4`` from ``release/week4`` (what
@@ -43,10 +43,10 @@ from babel.messages.pofile import read_po, write_po
 from nbformat.notebooknode import from_dict
 from nbgrader.utils import compute_checksum
 
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 from course.runtime import i18n
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE_LANGUAGE = i18n.DEFAULT
 #: the languages the week is released in, besides English (the course's messages speak each).
 LANGUAGES = tuple(lang for lang in i18n.LANGUAGES if lang != SOURCE_LANGUAGE)
@@ -142,7 +142,7 @@ def template(notebook_path: Path) -> Catalog:
 def read_catalog(path: Path) -> Catalog:
     """A PO file, read with Babel (a missing file is a clear error)."""
     if not path.is_file():
-        raise TranslationError(f"{path}: no catalog; run `python -m autograder.translation "
+        raise TranslationError(f"{path}: no catalog; run `python -m autograder translation "
                                "update` and translate it")
     with path.open("rb") as fh:
         return read_po(fh, abort_invalid=True)
@@ -165,9 +165,9 @@ def _set_header(catalog: Catalog, notebook: str, language: str) -> None:
     catalog.header_comment = "\n".join([
         f"# The prose of {ASSIGNMENT}/{notebook}.ipynb in the language {language!r}.",
         "# One message per markdown block of a read-only cell; msgctxt is the cell's id.",
-        "# After editing the English source: python -m autograder.translation update, then",
+        "# After editing the English source: python -m autograder translation update, then",
         "# translate every empty or fuzzy entry (and drop its fuzzy flag) and run",
-        "# python -m autograder.translation check. Terms and register: docs/glossary-ko.md.",
+        "# python -m autograder translation check. Terms and register: docs/glossary-ko.md.",
     ])
 
 
@@ -300,7 +300,7 @@ def translate_notebook(nb: dict[str, Any], catalog: Catalog, language: str
 
 def localize_figures(nb: dict[str, Any], assets: Path) -> None:
     """Swap each figure attached to a markdown cell for its copy drawn in the release's
-    language (``assets/<language>/NAME.png``, ``scripts/make_figures.py --lang``), where one
+    language (``assets/<language>/NAME.png``, ``scripts/build/make_figures.py --lang``), where one
     exists; a figure without a copy keeps the English drawing."""
     for cell in nb["cells"]:
         for name, data in cell.get("attachments", {}).items():
@@ -330,7 +330,7 @@ def write_release(root: Path, language: str) -> list[str]:
     if missing:
         raise TranslationError(
             f"the {language} release was not written: {len(missing)} paragraph(s) have no "
-            f"translation (run `python -m autograder.translation update`, translate the "
+            f"translation (run `python -m autograder translation update`, translate the "
             f"entries in i18n/{language}/, drop their fuzzy flags):\n  " + "\n  ".join(missing))
     folder = release_dir(root, language)
     folder.mkdir(parents=True, exist_ok=True)
@@ -342,7 +342,7 @@ def write_release(root: Path, language: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.translation",
+    parser = argparse.ArgumentParser(prog="python -m autograder translation",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["update", "check", "release"],
                         help="update: merge the source into the catalogs (new paragraphs "
@@ -376,7 +376,3 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {len(written)} notebooks to "
                       f"{release_dir(root, language).relative_to(root)}")
     return status
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

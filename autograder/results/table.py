@@ -12,11 +12,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import normalise, sandbox
+from autograder.grading import normalise
 from autograder.handin import failure
 from autograder.handin import report as handin_report
-from autograder.names import ASSIGNMENT
-from autograder.nbgrader_cli import GRADING_FAILED
+from autograder.runner.names import ASSIGNMENT
+from autograder.runner.nbgrader_cli import GRADING_FAILED
+from autograder.sandbox import bwrap as sandbox
 from course.runtime.i18n import DEFAULT, in_language
 
 #: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are

@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from autograder import worker
+from autograder.runner import worker
 
 _LOG_LOCK = threading.Lock()
 

@@ -9,10 +9,10 @@ configuration (``nbgrader_config.py`` in its working directory, the course direc
 flags ``--create --force``. Student code never runs in it: notebooks run in sandboxed kernels
 and checks in sandboxed children, as with the command.
 
-``python -m autograder.worker`` reads one student id per line on stdin and writes one JSON line
-per student, ``{"student", "success", "log"}``, to its original stdout (anything else that
+``python -m autograder.runner.worker`` reads one student id per line on stdin and writes one JSON
+line per student, ``{"student", "success", "log"}``, to its original stdout (anything else that
 prints goes to stderr, so it cannot be mistaken for a result). :class:`Worker` is the parent's
-side (:class:`autograder.engines.LocalEngine`).
+side (:class:`autograder.engines.local.LocalEngine`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 
 
 def nbgrader_env() -> dict[str, str]:
@@ -61,11 +61,11 @@ def _serve() -> None:
 
 
 class Worker:
-    """The parent's handle on one ``python -m autograder.worker`` in the course directory."""
+    """The parent's handle on one ``python -m autograder.runner.worker`` in the course directory."""
 
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         self.root = root
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.worker"], cwd=root,
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.runner.worker"], cwd=root,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, bufsize=1)
         self._stderr: list[str] = []

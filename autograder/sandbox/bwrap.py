@@ -22,7 +22,7 @@ Bubblewrap (``bwrap``) gives each of those processes its own world (see docs/gra
 * **no network** (own network namespace: only a loopback of its own), own PID, IPC, UTS and
   cgroup namespaces, a new session (no terminal injection), no capabilities, killed with
   its parent.
-* **resource limits** (:mod:`autograder.limits`): a cgroup and rlimits, applied by the
+* **resource limits** (:mod:`autograder.sandbox.limits`): a cgroup and rlimits, applied by the
   launcher (``python -m autograder.sandbox``) just before it becomes bwrap.
 
 Where bubblewrap is missing the grader refuses to run unless ``COURSE_ALLOW_UNSANDBOXED=1``
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from autograder import limits as limits_mod
+from autograder.sandbox import limits as limits_mod
 
 UNSANDBOXED_ENV = "COURSE_ALLOW_UNSANDBOXED"
 ROOT_ENV = "COURSE_GRADING_ROOT"
@@ -346,7 +346,7 @@ def enter(box: dict) -> None:
 def _kernel_main(argv: list[str]) -> int:
     """Kernelspec entry point: ``python -m autograder.sandbox -f CONNECTION_FILE``.
 
-    Started by nbclient (through :class:`autograder.execute.SurvivingExecute`) in the
+    Started by nbclient (through :class:`autograder.grading.execute.SurvivingExecute`) in the
     notebook's folder. The kernel must use the ``ipc`` transport (its sockets in a folder
     beside the connection file): the sandbox has no network, not even the host's loopback.
     """
@@ -355,7 +355,7 @@ def _kernel_main(argv: list[str]) -> int:
     if info.get("transport") != "ipc":
         print("autograder.sandbox: the grading kernel needs the ipc transport (TCP cannot "
               "reach into a sandbox without network); start it through "
-              "autograder.execute.SurvivingExecute", file=sys.stderr)
+              "autograder.grading.execute.SurvivingExecute", file=sys.stderr)
         return 2
     sockets = Path(info["ip"]).parent.resolve()
     box_path = conn.parent / BOX_FILE
@@ -382,6 +382,7 @@ def _exec_main(argv: list[str]) -> int:
     return 1  # pragma: no cover
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    raise SystemExit(_exec_main(args[1:]) if args[:1] == ["exec"] else _kernel_main(args))
+
+def main(args: list[str]) -> int:
+    """``python -m autograder.sandbox``: the kernel launcher, or ``exec`` (see above)."""
+    return _exec_main(args[1:]) if args[:1] == ["exec"] else _kernel_main(args)

@@ -16,7 +16,8 @@ Student code runs in a sandbox (:mod:`autograder.sandbox`); this module bounds w
 * **disk** — ``RLIMIT_FSIZE`` and the size of the private ``/tmp`` (``COURSE_DISK_LIMIT``,
   default 512M).
 * **output** — bytes of output kept per notebook (``COURSE_OUTPUT_LIMIT``, default 1M); the
-  rest is dropped with a note (:mod:`autograder.execute`, :mod:`autograder.trusted`).
+  rest is dropped with a note (:mod:`autograder.grading.execute`,
+  :mod:`autograder.grading.trusted`).
 * **time** — after one cell of a notebook times out, the rest of that notebook shares
   ``COURSE_AFTER_TIMEOUT`` seconds (default 60), in the notebook run and in the trusted
   re-check: a hanging answer costs one cell timeout, not one per cell that calls it.

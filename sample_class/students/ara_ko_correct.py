@@ -1,7 +1,7 @@
 """Ara hands in Ada's full correct submission (ada_correct) on the Korean release: every
 notebook, the same answers, so the same grade; the feedback is in Korean."""
 
-from autograder.samples.students import ada_correct as _en
+from sample_class.students import ada_correct as _en
 
 LANGUAGE = "ko"
 SAME_AS = "ada_correct"

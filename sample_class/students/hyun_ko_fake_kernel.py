@@ -1,7 +1,7 @@
 """Hyun hands in Kim's fake kernel (kim_fake_kernel) on the Korean release: not a CUDA
 kernel, so 0, as in English."""
 
-from autograder.samples.students import kim_fake_kernel as _en
+from sample_class.students import kim_fake_kernel as _en
 
 LANGUAGE = "ko"
 SAME_AS = "kim_fake_kernel"

@@ -3,7 +3,7 @@ formulas of notebook 1, the roofline and vector add of notebook 5, and notebook 
 written answer (to grade by hand) — the same points as Ada's, the feedback in Korean. The
 core class's Korean student: cheaper than all ten notebooks."""
 
-from autograder.samples.students import ada_correct as _en
+from sample_class.students import ada_correct as _en
 
 LANGUAGE = "ko"
 SAME_AS = "ada_correct"

@@ -2,7 +2,7 @@
 down, and the test cell deleted. The test cell is put back from the Korean release and scores
 0, exactly as for Eli; the restored notebook and its feedback stay Korean."""
 
-from autograder.samples.students import eli_deletes_tests as _en
+from sample_class.students import eli_deletes_tests as _en
 
 LANGUAGE = "ko"
 SAME_AS = "eli_deletes_tests"

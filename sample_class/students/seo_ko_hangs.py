@@ -1,7 +1,7 @@
 """Seo's notebook hangs as Fay's does (fay_hangs), on the Korean release: both hangs are cut
 off by the per-cell timeout and grading goes on, to Fay's score."""
 
-from autograder.samples.students import fay_hangs as _en
+from sample_class.students import fay_hangs as _en
 
 LANGUAGE = "ko"
 SAME_AS = "fay_hangs"

@@ -3,7 +3,7 @@ checks use (all small), but at the timed size (K ≥ 1000) every thread first sp
 of A that never changes: a kernel that never ends. On a GPU the speedup timing's budget
 (course/perf/budget.py, a multiple of the reference naive kernel's own time) stops it within
 seconds with a plain reason, and the other students' speedup checks, queued for the GPU behind
-it, wait no longer than that (`bash scripts/gpu_session.sh hang`). Without a GPU the speedup is
+it, wait no longer than that (`bash scripts/gpu/session.sh hang`). Without a GPU the speedup is
 not measured and he scores what a correct kernel scores."""
 
 NOTEBOOKS = ["03_tiled_gemm"]

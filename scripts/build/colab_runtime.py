@@ -1,6 +1,6 @@
 """A stand-in for a student's Colab runtime on a CPU machine, for the release tests.
 
-    python scripts/colab_runtime.py      # create (or reuse) .colab-venv, print its python
+    python scripts/build/colab_runtime.py      # create (or reuse) .colab-venv, print its python
 
 Three pieces, used by tests/test_notebooks_execute.py:
 
@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".colab-venv"
 VERSIONS = ROOT / "tests" / "colab-versions.txt"
 PYTHON_VERSION = "3.13"

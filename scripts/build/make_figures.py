@@ -12,7 +12,7 @@ Writes, into ``--out`` (default ``assets/``):
 
 Run from the repository root::
 
-    python scripts/make_figures.py [--lang en|ko] [--out assets]
+    python scripts/build/make_figures.py [--lang en|ko] [--out assets]
 
 ``--lang ko`` draws the Korean edition's copies (text from the course's message catalog,
 Hangul in NanumGothic: course/runtime/fonts.py) into ``assets/ko/`` by default.
@@ -39,7 +39,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 try:
     from course.perf.roofline import Roof, plot_roofline
 except ImportError:  # running from a checkout that is not pip-installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from course.perf.roofline import Roof, plot_roofline
 from course.runtime import fonts, i18n  # noqa: E402
 from course.runtime.i18n import _  # noqa: E402

@@ -1,8 +1,8 @@
 """Measure the week-4 kernels on a real GPU and write a markdown report.
 
-Run on a GPU machine (see scripts/gpu_session.sh, which also installs what is missing):
+Run on a GPU machine (see scripts/gpu/session.sh, which also installs what is missing):
 
-    python scripts/gpu_bench.py --out results.md [--quick]
+    python scripts/gpu/bench.py --out results.md [--quick]
 
 Kernels are the course's own solutions, read from the source notebooks with the same
 extraction the grader uses, plus two teaching variants (the swapped naive mapping and a
@@ -19,20 +19,17 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))  # gpu_common, also when imported by the tests
+from common import ROOT, cublas_ms, versions  # first: the shared setup (common.py)
+
+import course  # noqa: F401
+from course.runtime import backend
+
 sys.setswitchinterval(5e-4)
-
-from gpu_common import cublas_ms, versions  # noqa: E402
-
-import course  # noqa: E402,F401
-from course.runtime import backend  # noqa: E402
 
 
 def kernels() -> dict:
-    from autograder.samples import sample_students, solution_cells
     from course.trust.kernel_source import bundle_from_cells
+    from sample_class import sample_students, solution_cells
 
     naive_src = solution_cells(ROOT, "02_naive_gemm")
     tiled_src = solution_cells(ROOT, "03_tiled_gemm")
@@ -119,7 +116,7 @@ def main() -> int:
     report = [f"# GPU results, {time.strftime('%Y-%m-%d')}", "",
               f"- GPU: {b.device_name}, cc {b.compute_capability}, {b.sm_count} SMs, "
               f"driver CUDA {b.driver_cuda}", f"- Versions: {versions()}",
-              "- Command: `bash scripts/gpu_session.sh` (runs `python scripts/gpu_bench.py`)",
+              "- Command: `bash scripts/gpu/session.sh` (runs `python scripts/gpu/bench.py`)",
               "", f"## GEMM, FP32 (medians of 20 interleaved samples of {args.batch} launch(es) "
               "each, CUDA events)", ""]
     sizes = [1024, 2048] if args.quick else [1024, 2048, 4096]

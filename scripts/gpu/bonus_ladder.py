@@ -1,8 +1,8 @@
 """The register-tiling ladder of notebook 7: one change at a time, timed against cuBLAS.
 
-    python scripts/gpu_bonus_ladder.py --out ladder.md          # on a GPU: check, then time
-    python scripts/gpu_bonus_ladder.py                          # on the simulator: check only
-    python scripts/gpu_bonus_ladder.py --ptx DIR                # no GPU, with NVVM: PTX counts
+    python scripts/gpu/bonus_ladder.py --out ladder.md          # on a GPU: check, then time
+    python scripts/gpu/bonus_ladder.py                          # on the simulator: check only
+    python scripts/gpu/bonus_ladder.py --ptx DIR                # no GPU, with NVVM: PTX counts
 
 Every rung is a GEMM kernel C = A·B (FP32, row-major). v1 is the course's solution of
 notebook 7, read from ``source/week4/07_bonus_register_tiling.ipynb`` the way the grader
@@ -20,7 +20,6 @@ On the simulator (no GPU) the script checks every rung on tiny shapes and times 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import textwrap
@@ -29,20 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))  # gpu_common, also when imported by the tests
+from common import ROOT, SOURCE, cublas_ms, versions  # first: the shared setup (common.py)
+
+import course  # noqa: F401  (GPU or simulator, before numba)
+from course.checks.bonus import CONTRACT, RegisterTiling, check_register_tiled, register_tiled
+from course.runtime import backend
+
 sys.setswitchinterval(5e-4)  # the simulator's Python threads hand over faster
-os.environ.setdefault("CUPY_TF32", "0")  # cuBLAS in FP32, not TF32 (read when cupy loads)
 
-from gpu_common import cublas_ms, versions  # noqa: E402
-
-import course  # noqa: E402,F401  (GPU or simulator, before numba)
-from course.checks.bonus import CONTRACT, RegisterTiling, check_register_tiled, register_tiled  # noqa: E402
-from course.runtime import backend  # noqa: E402
-
-NOTEBOOK = ROOT / "source" / "week4" / "07_bonus_register_tiling.ipynb"
-TILED = ROOT / "source" / "week4" / "03_tiled_gemm.ipynb"
+NOTEBOOK = SOURCE / "07_bonus_register_tiling.ipynb"
+TILED = SOURCE / "03_tiled_gemm.ipynb"
 
 
 # ---------------------------------------------------------------------------------------------

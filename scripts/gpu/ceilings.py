@@ -1,6 +1,6 @@
 """Measure this GPU's roofline ceilings and write a markdown report.
 
-    python scripts/gpu_ceilings.py --out ceilings.md
+    python scripts/gpu/ceilings.py --out ceilings.md
 
 Three parts, all timed with course.timing (CUDA events, warm-up, medians):
 
@@ -21,20 +21,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))  # gpu_common, also when imported by the tests
+import numpy as np
+from common import ROOT, versions  # first: the shared setup (common.py)
 
-import numpy as np  # noqa: E402
-from gpu_common import versions  # noqa: E402
-
-import course  # noqa: E402,F401
-from course.perf import ceilings  # noqa: E402
-from course.runtime import backend, devices, gpu_classes  # noqa: E402
+import course  # noqa: F401
+from course.perf import ceilings
+from course.runtime import backend, devices, gpu_classes
 
 # isort: split
 from numba import cuda  # noqa: E402  (after course, which picks GPU or simulator)
@@ -50,8 +45,8 @@ def one_per_thread(a, b, c):
 
 
 def solution_vector_add():
-    from autograder.samples import solution_cells
     from course.trust.kernel_source import bundle_from_cells
+    from sample_class import solution_cells
 
     return bundle_from_cells(solution_cells(ROOT, "05_roofline"), {"vector_add"}).load()[
         "vector_add"]
@@ -135,7 +130,7 @@ def main() -> int:
         f"# Roofline ceilings, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
         f"- GPU: {b.device_name}, cc {b.compute_capability}, {b.sm_count} SMs, driver CUDA "
         f"{b.driver_cuda}", f"- Versions: {versions()}",
-        "- Command: `python3 scripts/gpu_ceilings.py --out ceilings.md`", "",
+        "- Command: `python3 scripts/gpu/ceilings.py --out ceilings.md`", "",
         "## As notebook 05 measures them", "",
         f"| quantity | measured | datasheet ({b.device_name}) |", "|---|---|---|",
         f"| copy ceiling, GB/s (reads + writes) | {copy.value:,.0f} | "

@@ -6,7 +6,7 @@ array, dynamic shared memory, tiny blocks). For each (kernel, threads, dynamic s
 it compares ``theoretical_occupancy`` with ``cuOccupancyMaxActiveBlocksPerMultiprocessor``
 and prints a markdown table ending in ``occupancy-vs-driver: N/M equal``.
 
-    python scripts/gpu_check_occupancy.py [--out occupancy_check.md]
+    python scripts/gpu/check_occupancy.py [--out occupancy_check.md]
 
 Without a GPU it prints why and exits 0. Written for an H200 (sm_90) with CuPy and numba-cuda.
 """
@@ -18,9 +18,9 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: F401  (first: the shared setup, scripts/gpu/common.py)
 
-from course.gemm.occupancy import (  # noqa: E402
+from course.gemm.occupancy import (
     ARCH_LIMITS,
     describe,
     driver_occupancy,

@@ -1,16 +1,37 @@
-"""What the GPU scripts share: the version line of a report and the cuBLAS reference time.
+"""The setup every GPU runner shares, the version line of a report and the cuBLAS reference time.
 
-The scripts run as ``python scripts/<name>.py``, so this folder is on ``sys.path`` and they
-import this module by its plain name.
+The runners run as ``python scripts/gpu/<name>.py`` (so this folder is on ``sys.path``; the
+tests put it there before they load one) and import this module first, by its plain name::
+
+    from common import ROOT, versions
+
+Importing it is the setup each runner used to repeat at its top:
+
+* the repository (``course``, ``autograder``, ``sample_class``) and the instructor references
+  (``scripts/reference``: the CUDA C ladder, the GEMM model) go on ``sys.path``;
+* ``CUPY_TF32=0`` unless it is set: cuBLAS is the FP32 reference, not TF32 tensor cores (CuPy
+  reads it when it loads; :mod:`course.perf.ceilings` insists on it too).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
+import sys
 from importlib import metadata
+from pathlib import Path
 
+#: the repository root
+ROOT = Path(__file__).resolve().parents[2]
+#: the source notebooks, solutions included
+SOURCE = ROOT / "source" / "week4"
 PACKAGES = ("numba", "numba-cuda", "numpy", "cupy-cuda13x", "cupy-cuda12x", "nbgrader")
+
+for _path in (ROOT / "scripts" / "reference", ROOT):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+os.environ.setdefault("CUPY_TF32", "0")
 
 
 def versions() -> str:

@@ -2,12 +2,11 @@
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: F401  (first: the shared setup, scripts/gpu/common.py)
 
-from autograder.samples import compare  # noqa: E402
+from sample_class import compare
 
 parser = argparse.ArgumentParser()
 parser.add_argument("table", type=Path)

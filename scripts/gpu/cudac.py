@@ -1,10 +1,10 @@
 """The CUDA C track on a real GPU: correctness, speedup calibration, the write-up's experiment,
 racecheck, occupancy from the driver, and the register-tiling ladder against cuBLAS.
 
-    python scripts/gpu_cudac.py                # everything (about 3–6 minutes on an H200)
-    python scripts/gpu_cudac.py --quick        # fewer runs, for a smoke test
-    python scripts/gpu_cudac.py --only experiment,occupancy   # notebooks 04/06's paths, ~30 s
-    OUT=/some/dir python scripts/gpu_cudac.py  # also write gpu_cudac.json there
+    python scripts/gpu/cudac.py                # everything (about 3–6 minutes on an H200)
+    python scripts/gpu/cudac.py --quick        # fewer runs, for a smoke test
+    python scripts/gpu/cudac.py --only experiment,occupancy   # notebooks 04/06's paths, ~30 s
+    OUT=/some/dir python scripts/gpu/cudac.py  # also write gpu_cudac.json there
 
 Needs CuPy and a GPU; needs no Numba (the GPU image's numpy 2.5 breaks Numba's compiler).
 g++ is needed for the parts judged on the CPU runner (barrier watch, read counts); without it
@@ -26,7 +26,7 @@ those are reported as not run. Sections:
 5. **occupancy** — ``RawKernel.attributes`` per TILE, NVRTC's ptxas numbers for the same
    architecture and what notebook 06's sweep reads (course.kernel_models.cuda_counts), the
    course's occupancy model and the driver's occupancy API.
-6. **ladder** — scripts/cudac_ladder.py's rungs at 4096³ next to tile 32 and cuBLAS (FP32,
+6. **ladder** — scripts/reference/cudac_ladder.py's rungs at 4096³ next to tile 32 and cuBLAS (FP32,
    ``CUPY_TF32=0``), each first checked against cuBLAS.
 """
 
@@ -44,17 +44,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-os.environ.setdefault("CUPY_TF32", "0")  # cuBLAS in FP32, not TF32 (read when cupy loads)
+import numpy as np
+from common import ROOT, SOURCE, versions  # first: the shared setup (common.py)
 
-import numpy as np  # noqa: E402
+from course.gemm.cudac import cpu, gpu, nvrtc
+from course.gemm.cudac.source import NAIVE, TILED, KernelSpec
 
-from course.gemm.cudac import cpu, gpu, nvrtc  # noqa: E402
-from course.gemm.cudac.source import NAIVE, TILED, KernelSpec  # noqa: E402
-
-SOURCE = ROOT / "source" / "week4"
 RESULTS: dict[str, Any] = {}
 SUMMARY: list[tuple[str, str]] = []
 
@@ -400,8 +395,6 @@ def section_ladder(src: dict[str, str], n: int, repeats: int) -> None:
 
 
 def environment() -> None:
-    from gpu_common import versions
-
     info = {"versions": versions(), "gpu": gpu.device_name(), "g++": shutil.which("g++"),
             "nvrtc (course)": None, "compute-sanitizer": _sanitizer()}
     try:

@@ -6,17 +6,16 @@ grader's GPU. This script compiles and launches one small kernel per construct o
 compares: a construct the policy *accepts* but the GPU rejects is a bug (exit status 1); one
 the policy refuses although the GPU compiles it is stricter than needed (reported).
 
-    python scripts/gpu_policy_probe.py [--json OUT.json]
+    python scripts/gpu/policy_probe.py [--json OUT.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: F401  (first: the shared setup, scripts/gpu/common.py)
 
 HEADER = ("import math\nimport numpy as np\nimport numba\nfrom numba import cuda, float32\n"
           "from numba.cuda import grid as cgrid\n")

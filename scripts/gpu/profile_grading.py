@@ -1,7 +1,7 @@
 """Where grading's CPU time goes: a per-notebook, per-process-kind profile of one grading run.
 
-    .venv/bin/python scripts/profile_grading.py --out profile.md
-    .venv/bin/python scripts/profile_grading.py -- python -m autograder.harness demo --class full \
+    .venv/bin/python scripts/gpu/profile_grading.py --out profile.md
+    .venv/bin/python scripts/gpu/profile_grading.py -- python -m autograder demo --class full \
         --students ada_correct
 
 It runs the command (by default the one above: one full correct submission, graded end to end
@@ -42,11 +42,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import ROOT  # first: the shared setup (common.py)
+
 TICK = os.sysconf("SC_CLK_TCK")
-#: a grading kernel's own folder (autograder.execute), in the command line of its processes
+#: a grading kernel's own folder (autograder.grading.execute), in the command line of its processes
 KERNEL_DIR = re.compile(r"week4-kernel-[A-Za-z0-9_]+")
-DEFAULT = [sys.executable, "-m", "autograder.harness", "demo", "--class", "full",
+DEFAULT = [sys.executable, "-m", "autograder", "demo", "--class", "full",
            "--students", "ada_correct"]
 KINDS = {
     "harness": "the harness (staging, table)",
@@ -102,11 +103,11 @@ def _kind(pid: int, procs: dict, root: int) -> str:
         chain.append(procs[p][2])
         p = procs[p][0]
     isolated = any("course._isolated" in c for c in chain)
-    if any("autograder.trusted_child" in c for c in chain):
+    if any("autograder.grading.trusted_child" in c for c in chain):
         return "trusted-isolated" if isolated else "trusted"
     if any("ipykernel" in c or "autograder.sandbox -f" in c for c in chain):
         return "kernel-isolated" if isolated else "kernel"
-    if any("nbgrader" in c or "autograder.worker" in c for c in chain):
+    if any("nbgrader" in c or "autograder.runner.worker" in c for c in chain):
         return "nbgrader"
     return "harness"
 
@@ -199,7 +200,7 @@ class Sampler(threading.Thread):
             begins = new and first
             self.has_kernel = kernel.group(0)
             return begins
-        if "autograder.trusted_child" in cmd and first:
+        if "autograder.grading.trusted_child" in cmd and first:
             self.has_kernel = None
             return True
         return False

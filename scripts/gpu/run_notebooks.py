@@ -1,9 +1,9 @@
 """Run source notebooks top to bottom (solutions included) and keep the executed copies.
 
-    python scripts/run_notebooks.py 00 04 05 --out executed/
-    python scripts/run_notebooks.py 04 06 --track cuda --out executed/   # a CUDA C student
+    python scripts/gpu/run_notebooks.py 00 04 05 --out executed/
+    python scripts/gpu/run_notebooks.py 04 06 --track cuda --out executed/   # a CUDA C student
 
-This is how the notebooks' GPU branches are run on a GPU machine (scripts/gpu_session.sh
+This is how the notebooks' GPU branches are run on a GPU machine (scripts/gpu/session.sh
 ``roofline``). Every notebook of source/week4 is copied into a scratch assignment folder
 (they read each other, as a student's do), the chosen ones are executed with nbclient, and
 each executed notebook is written to ``--out`` with its outputs and plots. The summary names
@@ -27,11 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
+from common import SOURCE  # first: the shared setup (common.py)
 from nbclient import NotebookClient
-
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "source" / "week4"
-
 
 #: the notebooks of each track; --track keeps one track's and leaves out the other's.
 TRACK_NOTEBOOKS = {"numba": ("02_naive_gemm.ipynb", "03_tiled_gemm.ipynb"),

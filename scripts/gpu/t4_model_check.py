@@ -1,8 +1,8 @@
 """Check on an H200 the claims the T4 estimate rests on (docs/t4-estimate.md).
 
-    python scripts/gpu_t4_model_check.py --out t4-model-check.md [--quick]
+    python scripts/gpu/t4_model_check.py --out t4-model-check.md [--quick]
 
-The T4 estimate (scripts/gemm_model.py) carries the H200's measured naive-vs-tiled speedup
+The T4 estimate (scripts/reference/gemm_model.py) carries the H200's measured naive-vs-tiled speedup
 over to a T4 with four claims. This script measures each on the H200, with the course's
 solution kernels and its timing helper (CUDA events, warm-up, interleaved medians):
 
@@ -29,18 +29,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+from common import versions  # first: the shared setup (common.py)
 
-import gemm_model as gm  # noqa: E402
-from gpu_common import versions  # noqa: E402
+# isort: split
+import gemm_model as gm  # scripts/reference/gemm_model.py (on sys.path through common)
 
-import course  # noqa: E402,F401
-from course.runtime import backend  # noqa: E402
+import course  # noqa: F401
+from course.runtime import backend
 
 KIB = 1024
 #: unused dynamic shared memory that leaves a T4's occupancy on an H200 (228 KiB per SM):
@@ -63,7 +60,7 @@ def clocks() -> str:
 
 
 def kernels() -> dict:
-    from gpu_bench import kernels as course_kernels
+    from bench import kernels as course_kernels
 
     return course_kernels()
 

@@ -1,9 +1,9 @@
 """Grading throughput on one GPU machine: seconds per student, serial vs parallel.
 
-    python3 scripts/gpu_throughput.py --full-serial 1 --full-parallel 8 --out throughput.md
+    python3 scripts/gpu/throughput.py --full-serial 1 --full-parallel 8 --out throughput.md
 
 Builds the release once in a scratch course directory, then grades two copies of it with
-``python -m autograder.harness grade`` (exactly what ``make grade`` runs):
+``python -m autograder grade`` (exactly what ``make grade`` runs):
 
 * **serial**: ``--full-serial`` replicas of the sample student ``ada_correct`` (every notebook,
   all correct: a full submission) plus one replica of each ``--checks`` student, one student
@@ -40,14 +40,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+from common import ROOT, versions  # first: the shared setup (common.py)
 
-from gpu_common import versions  # noqa: E402
-
-from autograder import samples  # noqa: E402
-from autograder.names import ASSIGNMENT  # noqa: E402
+import sample_class as samples
+from autograder.runner.names import ASSIGNMENT
 
 LINE = re.compile(r"^(\S+)\s+(\d+) notebooks? graded\s+(\S+)/(\S+)\s+(\d+) s")
 RATIO = re.compile(r"(\d+(?:\.\d+)?)× the speed of")
@@ -153,7 +149,7 @@ def projected(wall_s: float, n_full: int, target: int = TARGET) -> float:
 def grade(root: Path, workers: int, log: Path) -> tuple[float, dict, str]:
     """Run `harness grade`; stream its lines; return (wall s, table JSON, stdout)."""
     table = root / "table.json"
-    cmd = [sys.executable, "-m", "autograder.harness", "grade", "--root", str(root),
+    cmd = [sys.executable, "-m", "autograder", "grade", "--root", str(root),
            "--workers", str(workers), "--json", str(table)]
     started = time.monotonic()
     lines = []
@@ -192,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run without a GPU (plumbing check only)")
     args = parser.parse_args(argv)
 
-    from autograder.engines import workers as default_workers
+    from autograder.engines.local import workers as default_workers
     from course.runtime.backend import driver_gpu_count
 
     gpus, why = driver_gpu_count()
@@ -214,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     # The release alone (as `demo` builds it): `release` would also sync the README and the
     # figures, which this scratch copy does not have.
     built = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                            "from autograder.harness import build_release; "
+                            "from autograder.cli.harness import build_release; "
                             "build_release(Path(sys.argv[1]))", str(base)],
                            capture_output=True, text=True, cwd=base,
                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -230,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report = [f"# Grading throughput, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
               "", f"- Versions: {versions()}", f"- Machine: {os.cpu_count()} cores, {gpus} GPU(s)",
-              f"- Command: `python3 scripts/gpu_throughput.py --full-serial {args.full_serial} "
+              f"- Command: `python3 scripts/gpu/throughput.py --full-serial {args.full_serial} "
               f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
               + (f" --workers {args.workers}" if args.workers else "") + "`", "",
               "| phase | workers | students (full + checks) | wall s | wall ÷ students | "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch, on this machine, what the GPU session (scripts/gpu_session.sh) carries to the lent
+# Fetch, on this machine, what the GPU session (scripts/gpu/session.sh) carries to the lent
 # GPU machine: wheels for Python 3.12 and bubblewrap's .deb in .debs/ (git-ignored through
 # .git/info/exclude). The GPU image has CUDA, CuPy, Numba and the scientific stack, but
 # numpy 2.5 (which breaks every Numba compile) and no Jupyter or nbgrader: these are what
@@ -10,7 +10,7 @@
 #   .whl-fonts/    notebook runs: koreanize-matplotlib's NanumGothic, for Korean figures
 # (IPython's optional jedi and ipykernel's optional debugpy are left out: 10 MiB.)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
 PACKAGES=(
   numpy==2.4.6 pyelftools==0.33 nbgrader==0.9.6 nbclient==0.11.0 nbformat==5.11.1

@@ -18,7 +18,7 @@ rt128wdb   + warp tiling (each warp owns 64×32 of C; a lane's 8×8 is four 4×4
 They assume M and N are multiples of the block tile (64 or 128) and K of BK: this is a
 performance ladder, not an answer to the ragged-shape tests. Each one runs on the course's CPU
 runner in CI (tests/test_cudac_ladder.py: right results, no race) and on a GPU in
-scripts/gpu_cudac.py, against cuBLAS at 4096³.
+scripts/gpu/cudac.py, against cuBLAS at 4096³.
 """
 
 from __future__ import annotations

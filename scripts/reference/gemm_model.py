@@ -1,7 +1,7 @@
 """A small performance model of the week's naive and tiled GEMM kernels, to carry the H200's
 measured speedup over to a T4 (Colab's free GPU) — see docs/t4-estimate.md.
 
-    python scripts/gemm_model.py            # the T4 estimate, as a markdown table
+    python scripts/reference/gemm_model.py            # the T4 estimate, as a markdown table
 
 The model (every assumption is a named parameter below, and docs/t4-estimate.md says why):
 
@@ -24,7 +24,7 @@ The model (every assumption is a named parameter below, and docs/t4-estimate.md 
   reading its row panel of A and column panel of B once.
 
 The calibration defaults are the H200 measurements of docs/results-gpu.md (2048³: naive
-13.075 ms, tile 32 2.172 ms); ``scripts/gpu_t4_model_check.py`` re-measures them, checks the
+13.075 ms, tile 32 2.172 ms); ``scripts/gpu/t4_model_check.py`` re-measures them, checks the
 model's claims on the H200 and prints the T4 estimate from the fresh numbers.
 """
 
