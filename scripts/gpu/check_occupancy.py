@@ -198,10 +198,10 @@ def main() -> int:
 
     cc, cupy, reason = find_gpu()
     if cc is None:
-        print(f"gpu_check_occupancy: needs a GPU, nothing to compare ({reason})")
+        print(f"check_occupancy: needs a GPU, nothing to compare ({reason})")
         return 0
     if cc not in ARCH_LIMITS:
-        print(f"gpu_check_occupancy: no occupancy table for compute capability {cc}")
+        print(f"check_occupancy: no occupancy table for compute capability {cc}")
         return 0
     configs = cupy_configs(cupy, cc) if cupy is not None else []
     try:

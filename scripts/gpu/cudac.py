@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
     if not gpu.available():
-        print("gpu_cudac.py needs a CUDA GPU and CuPy; nothing to measure here.")
+        print("scripts/gpu/cudac.py needs a CUDA GPU and CuPy; nothing to measure here.")
         return 2
     runs = args.runs or (5 if args.quick else 25)
     started = time.monotonic()

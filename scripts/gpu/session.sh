@@ -47,7 +47,8 @@ if [ ! -f "$stamp" ]; then
   # so without .pyc files every kernel and check process compiles numpy, nbformat and the
   # course from source again (measured on the H200: `import numpy` 2.17 CPU-s without, 0.84
   # with; grading starts some 60 such processes per submission).
-  python3 -m compileall -q -j 0 /tmp/site "$PWD/course" "$PWD/autograder" > /dev/null
+  python3 -m compileall -q -j 0 /tmp/site "$PWD/course" "$PWD/autograder" "$PWD/sample_class" \
+    > /dev/null
   touch "$stamp"
 fi
 export PYTHONPATH=/tmp/site:$PWD
