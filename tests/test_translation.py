@@ -15,6 +15,8 @@ import base64
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -163,6 +165,23 @@ def _edit_source(course: Path, old: str, new: str) -> None:
     rel = nbformat.read(release, as_version=4)
     next(c for c in rel.cells if c.get("id") == cell.id).source = cell.source
     nbformat.write(rel, release)
+
+
+def _translation_command(*args: str) -> subprocess.CompletedProcess:
+    """``python -m autograder translation …``, the command translators type (README)."""
+    return subprocess.run([sys.executable, "-m", "autograder", "translation", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_translation_command_passes_the_current_catalogs_and_names_a_stale_one(
+        course: Path) -> None:
+    ok = _translation_command("check", "--root", str(ROOT))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "ko: every paragraph translated and current" in ok.stdout
+    _edit_source(course, "Only traffic to the GPU's big", "Only the traffic to the GPU's large")
+    stale = _translation_command("check", "--root", str(course))
+    assert stale.returncode == 1 and "untranslated: [definition]" in stale.stdout
+    assert "ko: 2 problem(s)" in stale.stdout
 
 
 def test_a_changed_english_paragraph_fails_until_it_is_translated_again(course: Path) -> None:

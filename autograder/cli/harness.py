@@ -120,8 +120,11 @@ def reset_grading_state(root: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Also: `python -m autograder translation update|check|release` (the translated "
+        "editions' catalogs and folders; see its --help).")
     parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
