@@ -63,7 +63,8 @@ def student_result(root: Path, student: str, seconds: float, ok: bool) -> Studen
 
 class LocalEngine:
     """Several students at once on this machine: ``workers`` grading slots, each a long-lived
-    ``nbgrader autograde`` (:mod:`autograder.worker`) that grades one student after another."""
+    ``nbgrader autograde`` (:mod:`autograder.runner.worker`) that grades one student after
+    another."""
 
     name = "local"
 
