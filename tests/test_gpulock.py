@@ -310,17 +310,47 @@ def test_a_child_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypat
     assert "make_gemm_tiled" in out["error"]  # it ran to the end and reported
 
 
-def test_kernel_launches_take_the_lock_shared(tmp_path: Path) -> None:
+def test_kernel_launches_take_the_lock_shared_for_the_launch_only(tmp_path: Path) -> None:
     """The launch hook finds Numba's launch path in the installed numba-cuda (checked in a
-    process without the simulator, as on a GPU machine) and takes the lock before launching."""
+    process without the simulator, as on a GPU machine): a launch holds the lock shared while
+    it runs and lets go after it (a waiting timing waits for launches, not for whole cells);
+    a process that holds the lock already launches under its hold and keeps it."""
     probe = textwrap.dedent("""
         from course.runtime import gpulock
-        assert gpulock.hold_shared_on_launch(), "numba-cuda's _Kernel.launch not found"
         from numba.cuda.dispatcher import _Kernel
+        seen = []
+        _Kernel.launch = lambda self, *a, **k: seen.append(gpulock.current().mode)
+        gpulock._synchronize = lambda: seen.append("synchronized")
+        assert gpulock.hold_shared_on_launch(), "numba-cuda's _Kernel.launch not found"
         assert gpulock.current().mode is None
+        _Kernel.launch(object(), [], 1, 1)
+        seen.append(gpulock.current().mode)
+        with gpulock.exclusive():
+            _Kernel.launch(object(), [], 1, 1)
+            seen.append(gpulock.current().mode)
+        print(" ".join(map(str, seen)))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env.update(COURSE_NO_SIMULATOR="1", PYTHONPATH=str(ROOT),
+               **{gpulock.LOCK_ENV: str(tmp_path)})
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["shared", "synchronized", "None", "exclusive", "exclusive"]
+
+
+def test_a_launch_that_fails_lets_go_of_the_lock(tmp_path: Path) -> None:
+    """A launch that raises (a bad argument, a dead context) never leaves the lock held."""
+    probe = textwrap.dedent("""
+        from course.runtime import gpulock
+        from numba.cuda.dispatcher import _Kernel
+        def broken(self, *a, **k):
+            raise RuntimeError("launch failed")
+        _Kernel.launch = broken
+        assert gpulock.hold_shared_on_launch()
         try:
-            _Kernel.launch(object(), [], 1, 1)  # no real kernel: fails after the hook ran
-        except Exception:
+            _Kernel.launch(object(), [], 1, 1)
+        except RuntimeError:
             pass
         print(gpulock.current().mode)
     """)
@@ -330,19 +360,26 @@ def test_kernel_launches_take_the_lock_shared(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "shared"
+    assert out.stdout.strip() == "None"
 
 
 @pytest.mark.gpu
 def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: Path) -> None:
-    """On a GPU: a launch in a hooked process holds the lock shared; an exclusive holder
-    elsewhere makes that launch wait (it never runs while another process times)."""
+    """On a GPU: a launch in a hooked process holds the lock shared while it runs and lets go
+    after it; an exclusive holder elsewhere makes that launch wait (it never runs while another
+    process times)."""
     probe = textwrap.dedent("""
         import time
         import numpy as np
         import course
         from course.runtime import gpulock
         from numba import cuda
+        from numba.cuda.dispatcher import _Kernel
+        real, during = _Kernel.launch, []
+        def watched(self, *a, **k):  # the mode while the real launch runs, under the hook
+            during.append(gpulock.current().mode)
+            return real(self, *a, **k)
+        _Kernel.launch = watched
         assert gpulock.hold_shared_on_launch()
 
         @cuda.jit
@@ -353,8 +390,8 @@ def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: 
 
         x = cuda.to_device(np.zeros(64, dtype=np.float32))
         add_one[1, 64](x)
-        cuda.synchronize()
-        print(gpulock.current().mode, time.time(), flush=True)
+        assert x.copy_to_host()[0] == 1
+        print(during[0], gpulock.current().mode, time.time(), flush=True)
     """)
     paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]  # keep carried wheels
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), **{gpulock.LOCK_ENV: str(tmp_path)})
@@ -362,6 +399,6 @@ def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: 
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    mode, launched = out.stdout.split()
-    assert mode == "shared"
+    mode, after, launched = out.stdout.split()
+    assert (mode, after) == ("shared", "None")
     assert float(launched) >= _released_at(timing), "a kernel ran during another's timing"

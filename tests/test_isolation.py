@@ -65,6 +65,27 @@ def test_scrubbed_env_keeps_only_the_allow_list() -> None:
         assert gone not in env
 
 
+def test_sandboxed_processes_get_one_blas_thread_unless_the_instructor_chose() -> None:
+    """OpenBLAS starts a thread per core at ``import numpy`` (0.9 CPU-s per process on a
+    16-core machine); each sandboxed process gets one unless the instructor set a number."""
+    env = sandbox.scrubbed_env({"PATH": "/usr/bin"})
+    assert env["OPENBLAS_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"
+    chosen = sandbox.scrubbed_env({"PATH": "/usr/bin", "OMP_NUM_THREADS": "4"})
+    assert chosen["OMP_NUM_THREADS"] == "4" and chosen["OPENBLAS_NUM_THREADS"] == "1"
+
+
+def test_blas_starts_one_thread_in_a_sandboxed_environment() -> None:
+    """What the default does to a real process: numpy's BLAS reports one thread."""
+    pytest.importorskip("threadpoolctl")
+    code = ("import numpy, threadpoolctl, json; "
+            "print(json.dumps([p['num_threads'] for p in threadpoolctl.threadpool_info() "
+            "if p['user_api'] == 'blas']))")
+    env = {**os.environ, **sandbox.ENV_THREAD_DEFAULTS}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert json.loads(out) and set(json.loads(out)) == {1}
+
+
 def test_cuda_driver_is_found_in_each_place_it_can_live(tmp_path: Path) -> None:
     dirs = {}
     for name in ("maps", "ldconfig", "ldpath", "smi/lib64"):

@@ -90,8 +90,8 @@ def main(jobs_path: str, results_path: str) -> int:
     from course.trust import replay
 
     replay.record_to(Path(results_path).with_name(REPLAY_FILE))
-    # Correctness checks share the GPU with other students' checks (lock held shared from a
-    # cell's first kernel launch to its end); speedup timings take it alone (course.speedup).
+    # Correctness checks share the GPU with other students' checks (lock held shared by each
+    # kernel launch while it runs); speedup timings take it alone (course.checks.speedup).
     if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
         _HOLD_PER_CELL[0] = True
     jobs = json.loads(Path(jobs_path).read_text())

@@ -71,6 +71,14 @@ ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "NUMBA_", "CUPY_")
 #: Set inside every sandbox: writable places are all under the private /tmp.
 ENV_FIXED = {"HOME": "/tmp", "TMPDIR": "/tmp", "MPLCONFIGDIR": "/tmp/mpl",
              "NUMBA_CACHE_DIR": "/tmp/numba", "IPYTHONDIR": "/tmp/ipy"}
+#: Set inside every sandbox unless the instructor's environment sets them: one BLAS/OpenMP thread
+#: per process. Grading runs many processes at once, each owed one share of the machine; and
+#: OpenBLAS otherwise starts a thread per core at ``import numpy``, which on a 16-core GPU
+#: machine cost about 0.9 CPU-s per process (``import numpy``: 1.04 CPU-s, 0.12 with one thread,
+#: measured on the H200 box; docs/grading-cost.md) — some 60 processes per submission.
+ENV_THREAD_DEFAULTS = {name: "1" for name in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS")}
 #: From /etc: only what the dynamic linker (finding libcuda too) and time zones need.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
              "/etc/alternatives")
@@ -109,10 +117,11 @@ def sandbox_status() -> str:
 
 def scrubbed_env(environ: Mapping[str, str] | None = None,
                  extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed part of ``environ``, plus the sandbox's fixed values and ``extra``."""
+    """The allow-listed part of ``environ`` over one-thread defaults, plus the sandbox's fixed
+    values and ``extra``."""
     env = os.environ if environ is None else environ
     kept = {k: v for k, v in env.items() if k in ENV_ALLOWED or k.startswith(ENV_PREFIXES)}
-    return {**kept, **ENV_FIXED, **(extra or {})}
+    return {**ENV_THREAD_DEFAULTS, **kept, **ENV_FIXED, **(extra or {})}
 
 
 def _system_args() -> list[str]:
@@ -251,7 +260,8 @@ def wrap(argv: list[str], *, course_root: Path, workdir: Path,
         inner_env["NUMBA_ENABLE_CUDASIM"] = "1"
     if exe is None:
         if os.environ.get(UNSANDBOXED_ENV) == "1":
-            return SandboxCommand(argv, {**dict(os.environ if env is None else env),
+            return SandboxCommand(argv, {**ENV_THREAD_DEFAULTS,
+                                         **dict(os.environ if env is None else env),
                                          **(env_extra or {})})
         raise SandboxUnavailableError(
             "bubblewrap (bwrap) is not available, so student code could read the solutions "

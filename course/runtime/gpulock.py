@@ -198,12 +198,18 @@ def released() -> Iterator[None]:
 
 
 def hold_shared_on_launch() -> bool:
-    """Make every CUDA kernel launch in this process take the lock shared first.
+    """Make every CUDA kernel launch in this process hold the lock shared while it runs.
 
-    The hold then lasts until :func:`release` (the trusted re-check releases after each test
-    cell), so only work that really reaches the GPU holds it: a test cell that hangs in plain
-    Python never blocks the GPU for the others. Returns False where Numba's launch path is not
-    where this expects it (another numba-cuda); the caller then holds the lock per check.
+    A launch that finds the lock free of this process takes it shared, launches, waits for
+    the GPU to finish and lets go: the hold covers the kernel's run and nothing else — not
+    Numba's compile before it (which happens before ``_Kernel.launch``), not the Python
+    between two launches. So a timing that waits for the lock waits for kernels already
+    running (milliseconds), not for other students' whole test cells (seconds each: with 16
+    graders the waits for whole cells added up to 13–65 s per speedup check on the H200, and
+    every check queued behind each waiting timing). A process that already holds the lock
+    (a timing, or a check that holds it throughout) launches under that hold unchanged.
+    Returns False where Numba's launch path is not where this expects it (another
+    numba-cuda); the caller then holds the lock per check.
     """
     if current() is None:
         return True
@@ -218,12 +224,27 @@ def hold_shared_on_launch() -> bool:
         return True
 
     def launch(self, *args, **kwargs):
-        ensure_shared()
-        return original(self, *args, **kwargs)
+        lock = current()
+        if lock is None or lock.mode is not None:
+            return original(self, *args, **kwargs)
+        lock.acquire("shared")
+        try:
+            result = original(self, *args, **kwargs)
+            _synchronize()  # the kernel has finished before the next timing may start
+            return result
+        finally:
+            lock.release()
 
     launch._course_gpulock = True  # type: ignore[attr-defined]
     _Kernel.launch = launch
     return True
+
+
+def _synchronize() -> None:
+    """Wait for this process's GPU work (Numba's; imported here, after the target is chosen)."""
+    from numba import cuda
+
+    cuda.synchronize()
 
 
 def heartbeat_fresh(path: Path | None) -> bool:
