@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -37,6 +38,19 @@ def test_versions_line_names_the_packages():
     common = load_script("common")
     line = common.versions()
     assert "numba" in line and "numpy" in line and line.rstrip().split()[-2] == "Python"
+
+
+def test_a_report_starts_with_its_date_the_gpu_and_the_versions():
+    from types import SimpleNamespace
+
+    common = load_script("common")
+    gpu = SimpleNamespace(device_name="NVIDIA H200", compute_capability=(9, 0), sm_count=132,
+                          driver_cuda="13.0")
+    title, blank, gpu_line, versions = common.report_head("Roofline ceilings", gpu,
+                                                          when="%Y-%m-%d %H:%M UTC")
+    assert re.fullmatch(r"# Roofline ceilings, \d{4}-\d\d-\d\d \d\d:\d\d UTC", title)
+    assert blank == "" and versions == f"- Versions: {common.versions()}"
+    assert gpu_line == "- GPU: NVIDIA H200, cc (9, 0), 132 SMs, driver CUDA 13.0"
 
 
 @pytest.mark.skipif(backend.detect().kind == "gpu", reason="checks the behaviour without a GPU")

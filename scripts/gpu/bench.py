@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import ROOT, cublas_ms, versions  # first: the shared setup (common.py)
+from common import ROOT, cublas_ms, report_head  # first: the shared setup (common.py)
 
 import course  # noqa: F401
 from course.runtime import backend
@@ -113,9 +113,7 @@ def main() -> int:
         return 0
     started = time.time()
     k = kernels()
-    report = [f"# GPU results, {time.strftime('%Y-%m-%d')}", "",
-              f"- GPU: {b.device_name}, cc {b.compute_capability}, {b.sm_count} SMs, "
-              f"driver CUDA {b.driver_cuda}", f"- Versions: {versions()}",
+    report = [*report_head("GPU results", b),
               "- Command: `bash scripts/gpu/session.sh` (runs `python scripts/gpu/bench.py`)",
               "", f"## GEMM, FP32 (medians of 20 interleaved samples of {args.batch} launch(es) "
               "each, CUDA events)", ""]

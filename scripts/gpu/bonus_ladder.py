@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, SOURCE, cublas_ms, versions  # first: the shared setup (common.py)
+from common import ROOT, SOURCE, cublas_ms, report_head  # first: the shared setup (common.py)
 
 import course  # noqa: F401  (GPU or simulator, before numba)
 from course.checks.bonus import CONTRACT, RegisterTiling, check_register_tiled, register_tiled
@@ -372,9 +372,7 @@ def main() -> int:
                   if cub else "") + f", {n}³ FP32, {b.device_name}")
     if args.sweep:
         sweep_report(args.sweep, built[0][1])
-    report = [f"# Register-tiling ladder, {time.strftime('%Y-%m-%d')}", "",
-              f"- GPU: {b.device_name}, cc {b.compute_capability}, {b.sm_count} SMs, "
-              f"driver CUDA {b.driver_cuda}", f"- Versions: {versions()}",
+    report = [*report_head("Register-tiling ladder", b),
               f"- Size {n}³ FP32; medians of {args.repeats} interleaved launches (CUDA events)",
               "", *lines, "", summary, f"(wall time {time.time() - started:.0f} s)"]
     text = "\n".join(report) + "\n"

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import ROOT, versions  # first: the shared setup (common.py)
+from common import ROOT, report_head  # first: the shared setup (common.py)
 
 import course  # noqa: F401
 from course.perf import ceilings
@@ -127,9 +127,7 @@ def main() -> int:
     gpu_class = gpu_classes.for_device(b.device_name, b.compute_capability)
     bar = gpu_class.bandwidth_bar
     report = [
-        f"# Roofline ceilings, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", "",
-        f"- GPU: {b.device_name}, cc {b.compute_capability}, {b.sm_count} SMs, driver CUDA "
-        f"{b.driver_cuda}", f"- Versions: {versions()}",
+        *report_head("Roofline ceilings", b, when="%Y-%m-%d %H:%M UTC"),
         "- Command: `python3 scripts/gpu/ceilings.py --out ceilings.md`", "",
         "## As notebook 05 measures them", "",
         f"| quantity | measured | datasheet ({b.device_name}) |", "|---|---|---|",

@@ -1,4 +1,4 @@
-"""The setup every GPU runner shares, the version line of a report and the cuBLAS reference time.
+"""The setup every GPU runner shares, the head of its report and the cuBLAS reference time.
 
 The runners run as ``python scripts/gpu/<name>.py`` (so this folder is on ``sys.path``; the
 tests put it there before they load one) and import this module first, by its plain name::
@@ -19,8 +19,10 @@ import contextlib
 import os
 import platform
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 #: the repository root
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +43,14 @@ def versions() -> str:
         with contextlib.suppress(metadata.PackageNotFoundError):
             found.append(f"{name} {metadata.version(name)}")
     return ", ".join(found) + f", Python {platform.python_version()}"
+
+
+def report_head(title: str, gpu: Any, when: str = "%Y-%m-%d") -> list[str]:
+    """A report's first lines: its title with the date (UTC, ``when`` as for strftime), the GPU
+    (what :func:`course.runtime.backend.detect` says) and :func:`versions`."""
+    return [f"# {title}, {time.strftime(when, time.gmtime())}", "",
+            f"- GPU: {gpu.device_name}, cc {gpu.compute_capability}, {gpu.sm_count} SMs, "
+            f"driver CUDA {gpu.driver_cuda}", f"- Versions: {versions()}"]
 
 
 def cublas_ms(n: int, repeats: int, batch: int = 1) -> float | None:
