@@ -237,31 +237,36 @@ def test_trusted_children_reach_the_lock_and_the_notebook_kernel_does_not(
 # For the clock test a light child speaks the trusted child's protocol: say it is ready, run
 # each job's code, append one JSON line per job.
 LIGHT_CHILD = textwrap.dedent("""
-    import contextlib, io, json, pathlib, sys
-    jobs = json.load(open(sys.argv[1]))
-    pathlib.Path(sys.argv[2]).with_name("ready").touch()
-    with open(sys.argv[2], "a") as sink:
-        for job in jobs:
-            buf = io.StringIO()
-            with contextlib.redirect_stdout(buf):
-                exec(job["code"], {})
-            sink.write(json.dumps({"grade_id": job["grade_id"], "status": "pass",
-                                   "stdout": buf.getvalue(), "ename": "", "evalue": ""}) + "\\n")
-            sink.flush()
+    import contextlib, io, json, os, pathlib, sys
+    for line in sys.stdin:  # the serving protocol of grading.trusted_child, without Numba
+        folder = pathlib.Path(line.strip())
+        request = json.loads((folder / "request.json").read_text())
+        os.environ.update(request["env"])
+        (folder / "ready").touch()
+        with open(folder / "results.jsonl", "a") as sink:
+            for job in request["jobs"]:
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    exec(job["code"], {})
+                sink.write(json.dumps({"grade_id": job["grade_id"], "status": "pass",
+                                       "stdout": buf.getvalue(), "ename": "",
+                                       "evalue": ""}) + "\\n")
+                sink.flush()
 """)
 
 
 def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypatch) -> None:
     """Time spent waiting for another grader's timing is not charged to the student; a
     cell that really hangs still times out."""
-    from autograder.grading import trusted
+    from autograder.grading import trusted_process
 
     course = tmp_path / "course"
     course.mkdir()
     monkeypatch.setenv(gpulock.LOCK_ENV, str(tmp_path / "lock"))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.setattr(trusted.sandbox, "wrap", lambda argv, **kw: trusted.sandbox.SandboxCommand(
-        [sys.executable, "-c", LIGHT_CHILD, *argv[-2:]], dict(kw["env"])))
+    monkeypatch.setattr(trusted_process.sandbox, "wrap",
+                        lambda argv, **kw: trusted_process.sandbox.SandboxCommand(
+                            [sys.executable, "-c", LIGHT_CHILD], dict(kw["env"])))
     lock_dir = placement.lock_dir_for_children(course)
     other = gpulock.GpuLock(lock_dir)
     other.acquire("exclusive")  # another student's timing, until 4 s after the check queues
@@ -279,7 +284,7 @@ def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypat
                       "from course.runtime import gpulock\nwith gpulock.exclusive():\n"
                       "    print('timed alone')"}
     hangs = {"grade_id": "hangs", "code": "import time\ntime.sleep(6)"}
-    results = trusted.run_jobs([queued, hangs], course_root=course, timeout_s=2.5)
+    results = trusted_process.run_jobs([queued, hangs], course_root=course, timeout_s=2.5)
     assert results[0]["status"] == "pass", results[0]
     assert "timed alone" in results[0]["stdout"]
     assert results[1]["status"] == "fail" and results[1]["ename"] == "Timeout", results[1]

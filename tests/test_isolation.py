@@ -3,7 +3,7 @@ more than its share of memory, processes, output and time (issue 10).
 
 Three levels: the sandbox alone (``sandbox.wrap``), a notebook run through the grading
 kernel (``SurvivingExecute``: ipc transport, watchdog, budget), and the trusted re-check
-(``trusted.run_jobs``). The end-to-end run of the hostile sample students through
+(``trusted_process.run_jobs``). The end-to-end run of the hostile sample students through
 ``nbgrader autograde`` is part of the one sample-class run (tests/test_sample_class.py), so
 the class is graded once per test session.
 """
@@ -454,7 +454,7 @@ def _job(grade_id: str, code: str) -> dict:
 
 @needs_bwrap
 def test_trusted_checks_share_a_short_budget_after_a_timeout(tmp_path: Path, planted) -> None:
-    from autograder.grading import trusted
+    from autograder.grading import trusted_process
 
     secret, places = planted
     notes: list[str] = []
@@ -465,7 +465,7 @@ def test_trusted_checks_share_a_short_budget_after_a_timeout(tmp_path: Path, pla
             _job("loud", "print('y' * 10**7)"),
             _job("hangs_too", "while True:\n    pass"),
             _job("late", "print('late')")]
-    results = trusted.run_jobs(jobs, course_root=tmp_path / "course", timeout_s=20,
+    results = trusted_process.run_jobs(jobs, course_root=tmp_path / "course", timeout_s=20,
                                notes=notes, limits=limits.Limits(after_timeout=12))
     by = {r["grade_id"]: r for r in results}
     assert by["quick"]["status"] == "pass" and by["hangs"]["ename"] == "Timeout", results

@@ -88,3 +88,21 @@ def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
     assert "gradebook is locked" in why
     assert _FakeWorker.started == 2  # one slot, started afresh after gus's worker died
     assert "$ autograde week4 --student ada" in (tmp_path / ".nbgrader.log").read_text()
+
+
+def test_the_class_wide_commands_run_in_this_process_and_fail_as_the_command_line_does(
+        tmp_path: Path, capsys) -> None:
+    """generate_feedback and export run through nbgrader's application classes in the
+    harness's process: a failure returns False (or stops with check=True) with nbgrader's own
+    words kept for the table and the log, and nothing reaches the harness's output."""
+    args = ("generate_feedback", "week4", "--force")
+    assert nbgrader_cli.nbgrader(*args, root=tmp_path, check=False, quiet=True) is False
+    said = nbgrader_cli.LAST_FAILURE[args]
+    assert "No notebooks were matched" in said, said
+    assert capsys.readouterr() == ("", "")
+    assert "$ generate_feedback week4 --force" in (tmp_path / ".nbgrader.log").read_text()
+    with pytest.raises(SystemExit, match="nbgrader generate_feedback failed"):
+        nbgrader_cli.nbgrader(*args, root=tmp_path, quiet=True)
+    # export on an empty course succeeds and writes grades.csv, as `nbgrader export` does.
+    assert nbgrader_cli.nbgrader("export", root=tmp_path, quiet=True)
+    assert (tmp_path / "grades.csv").exists() and Path.cwd() != tmp_path

@@ -20,19 +20,15 @@ error (name and message, never a traceback with hidden-test source) on failure; 
 ``NotMeasured`` for checks that need a GPU this machine does not have, which the grade
 table shows as "not measured" instead of a silent 0 or a free pass.
 
-The child side is :mod:`autograder.grading.trusted_child`
-(``python -m autograder.grading.trusted_child``),
-a module of its own so that each check process starts without importing nbgrader.
+The process is started, fed and watched by :mod:`autograder.grading.trusted_process` (one per
+student, a namespace per test cell); its side is :mod:`autograder.grading.trusted_child`, a
+module of its own so that it starts without importing nbgrader.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +39,10 @@ from traitlets import Integer, Unicode
 from autograder.grading.execute import DEAD_KERNEL_KEY, NOTES_KEY, PRECHECK_KEY
 from autograder.grading.languages import grading_language
 from autograder.grading.restore import RESTORED_KEY
-from autograder.grading.trusted_child import NOT_MEASURED, READY_FILE, REPLAY_FILE
+from autograder.grading.trusted_child import NOT_MEASURED
+from autograder.grading.trusted_process import run_jobs
 from autograder.sandbox import bwrap as sandbox
-from autograder.sandbox import gpulock as gpulock_setup
-from autograder.sandbox import limits as limits_mod
 from course.runtime import i18n
-
-#: Seconds a check process may take to start (imports), on top of any check's timeout.
-STARTUP_S = 300.0
-#: a re-check's recorded outcomes larger than this are not replayed (the kernel recomputes).
-MAX_REPLAY_BYTES = 32 << 20
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -77,157 +67,6 @@ def make_job(cells_before: list[NotebookNode], cell: NotebookNode) -> dict[str, 
 
 # ---------------------------------------------------------------------------------------------
 # Parent side.
-
-
-def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
-             extra_env: dict[str, str] | None = None, extra_ro: tuple[Path, ...] = (),
-             limits: limits_mod.Limits | None = None, notes: list[str] | None = None,
-             language: str = i18n.DEFAULT,
-             replay: list[str] | None = None) -> list[dict[str, Any]]:
-    """Run jobs in sandboxed children, within the notebook's limits; never lose a verdict.
-
-    A job that exceeds ``timeout_s`` fails and the rest go on, sharing ``after_timeout``
-    seconds from then on; jobs past that budget fail as "not run". A child that breaks a
-    memory or process limit is stopped, and its job fails saying so. ``notes`` collects what
-    the grade table should say, and the failures say why, in ``language`` (the notebook's);
-    ``replay``, the checks' recorded outcomes (JSON lines, see :mod:`course.trust.replay`).
-    """
-    def _(message: str) -> str:
-        return i18n.in_language(language, message)
-
-    import autograder
-    from course.runtime import gpulock
-
-    limits = limits or limits_mod.Limits.from_env()
-    notes = [] if notes is None else notes
-    results: list[dict[str, Any]] = []
-    env = dict(os.environ, **(extra_env or {}))
-    # The GPU lock: reachable in the checks' sandbox, never from the notebook kernel.
-    lock_dir = gpulock_setup.lock_dir_for_children(course_root)
-    env[gpulock.LOCK_ENV] = str(lock_dir)
-    env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(Path(autograder.__file__).parents[1]), *filter(None, [env.get("PYTHONPATH")])])
-    budget: float | None = None  # seconds of checking left, once one check timed out
-    while len(results) < len(jobs):
-        todo = jobs[len(results):]
-        if budget is not None and budget <= 0:
-            notes.append(_("{count} check(s) not run: the notebook's time after a timeout "
-                           "({seconds} s) was spent").format(
-                count=len(todo), seconds=f"{limits.after_timeout:g}"))
-            results += [{"grade_id": j["grade_id"], "status": "fail", "ename": "NotRun",
-                         "evalue": _("not run: an earlier check timed out and the notebook's "
-                                     "remaining time was spent"), "stdout": ""} for j in todo]
-            break
-        with tempfile.TemporaryDirectory(prefix="trusted-") as tmp:
-            jobs_path, results_path = Path(tmp, "jobs.json"), Path(tmp, "results.jsonl")
-            jobs_path.write_text(json.dumps(todo))
-            results_path.touch()
-            beat = Path(tmp, "gpu-queue.heartbeat")
-            env[gpulock.HEARTBEAT_ENV] = str(beat)
-            box = limits_mod.Box.create(limits)
-            try:
-                command = sandbox.wrap(
-                    [sys.executable, "-m", "autograder.grading.trusted_child", str(jobs_path),
-                     str(results_path)],
-                    course_root=course_root, workdir=Path(tmp), gpu=True, env=env, box=box,
-                    extra_ro=(Path(autograder.__file__).parent, *extra_ro),
-                    extra_rw=(lock_dir,))
-                with open(Path(tmp, "stderr.txt"), "w") as err:
-                    proc = subprocess.Popen(command.launcher_argv(), env=command.env, cwd=tmp,
-                                            stdout=subprocess.DEVNULL, stderr=err)
-                    lines, stopped, ran, used = _watch(proc, box, results_path, len(todo),
-                                                       timeout_s, budget, beat)
-                    if budget is not None:
-                        budget -= used
-                recorded = Path(tmp, REPLAY_FILE)
-                if replay is not None and recorded.exists() \
-                        and recorded.stat().st_size <= MAX_REPLAY_BYTES:
-                    replay += recorded.read_text().splitlines()
-            finally:
-                box.remove()
-            got = [json.loads(line) for line in lines]
-            results.extend(got)
-            if len(got) < len(todo):  # the job in progress hung or killed the process
-                stuck = todo[len(got)]
-                if stopped == "timeout":
-                    if budget is None:
-                        budget = limits.after_timeout
-                        notes.append(_("check {cell} timed out after {seconds} s; the other "
-                                       "checks of the notebook had {after} s").format(
-                            cell=stuck["grade_id"], seconds=f"{timeout_s:.0f}",
-                            after=f"{limits.after_timeout:g}"))
-                    ename, why = "Timeout", _(
-                        "the check did not finish within {seconds} s (or the notebook's "
-                        "remaining time): an endless loop, or a barrier that some threads "
-                        "never reach?").format(seconds=f"{timeout_s:.0f}")
-                elif stopped == "startup":
-                    ename, why = "Timeout", _(
-                        "the check process did not start within {seconds} s (the grading "
-                        "machine is overloaded?); grade this notebook again").format(
-                            seconds=f"{STARTUP_S:.0f}")
-                    notes.append(why)
-                elif stopped:
-                    ename = "LimitExceeded"
-                    why = _("the check was stopped: {reason}").format(reason=stopped)
-                    notes.append(_("check {cell} was stopped: {reason}").format(
-                        cell=stuck["grade_id"], reason=stopped))
-                else:
-                    ename = "ProcessDied"
-                    why = _("the check process died (exit code {code})").format(
-                        code=proc.returncode)
-                results.append({"grade_id": stuck["grade_id"], "status": "fail",
-                                "ename": ename, "evalue": why, "stdout": "",
-                                "seconds": round(ran, 2)})
-    return results
-
-
-def _watch(proc: subprocess.Popen, box: limits_mod.Box, results_path: Path, count: int,
-           timeout_s: float, budget: float | None, beat: Path | None = None
-           ) -> tuple[list[str], str | None, float, float]:
-    """Wait for the child; return its result lines, why it was stopped (or None), how long
-    the job in progress had run, and how long the child spent on jobs.
-
-    The clocks start when the child is ready (imports done): a busy machine's slow start is
-    not the student's time. Starting may take ``STARTUP_S`` (stopped: "startup"). Time spent
-    queueing for the GPU (the child keeps ``beat`` fresh meanwhile) is not the student's either.
-    """
-    from course.runtime import gpulock
-
-    ready_file = results_path.with_name(READY_FILE)
-    started = time.monotonic()
-    done, last, ready, stopped = 0, started, None, None
-    while True:
-        lines = results_path.read_text().splitlines()
-        now = time.monotonic()
-        if ready is None and ready_file.exists():
-            ready = last = now
-        if len(lines) > done:
-            done, last = len(lines), now
-        if beat is not None and ready is not None and gpulock.heartbeat_fresh(beat):
-            last = max(last, now - 0.2)  # queueing for the GPU is not hanging
-        if proc.poll() is not None or done == count:
-            break
-        if ready is None:
-            late = "startup" if now > started + max(timeout_s, STARTUP_S) else None
-        else:
-            deadline = last + timeout_s
-            if budget is not None:
-                deadline = min(deadline, ready + budget)
-            late = "timeout" if now > deadline else None
-        stopped = box.breach() or late
-        if stopped:
-            box.kill()
-            proc.kill()
-            break
-        time.sleep(0.2)
-    proc.wait()
-    end = time.monotonic()
-    if stopped is None and proc.returncode not in (0, None):
-        stopped = box.breach()
-    lines = results_path.read_text().splitlines()[:count]
-    return lines, stopped, end - last, (end - ready) if ready is not None else 0.0
-
 
 def outputs_for(result: dict[str, Any]) -> list[NotebookNode]:
     """Notebook outputs that make nbgrader score the cell as the verdict says."""
@@ -259,6 +98,14 @@ def notebook_verdict(cell: NotebookNode) -> dict[str, str]:
     return {"status": "pass", "error": ""}
 
 
+def _session(resources: dict[str, Any]) -> str | None:
+    """Whose notebook this is (nbgrader's assignment and student), or None where unknown."""
+    who = resources.get("nbgrader") or {}
+    if not who.get("student"):
+        return None
+    return f"{who.get('assignment', '')}/{who['student']}"
+
+
 #: notebook metadata key TrustedRecheck sets; :class:`RequireTrustedVerdicts` checks it.
 TRUSTED_MARK = "course_trusted_recheck"
 
@@ -271,9 +118,10 @@ class _TrustedBase(NbGraderPreprocessor):
     reference_file = Unicode("", help="JSON with the course's reference naive kernel bundle."
                              ).tag(config=True)
 
-    def run_checks(self, nb: NotebookNode) -> dict[str, Any]:
+    def run_checks(self, nb: NotebookNode, resources: dict[str, Any]) -> dict[str, Any]:
         """Run every test cell of ``nb`` in the trusted process: results, notes, the checks'
-        recorded outcomes (for the kernel to replay) and where the test cells are."""
+        recorded outcomes (for the kernel to replay) and where the test cells are. The
+        student's notebooks share one warm process (:class:`WarmChecker`)."""
         jobs, where = [], []
         for index, cell in enumerate(nb.cells):
             if is_test_cell(cell):
@@ -290,7 +138,8 @@ class _TrustedBase(NbGraderPreprocessor):
         replay: list[str] = []
         results = run_jobs(jobs, course_root=root, timeout_s=self.timeout,
                            extra_env=extra_env, extra_ro=extra_ro, notes=notes,
-                           language=language, replay=replay) if jobs else []
+                           language=language, replay=replay,
+                           session=_session(resources)) if jobs else []
         return {"results": results, "notes": notes, "replay": "\n".join(replay),
                 "where": where}
 
@@ -303,7 +152,7 @@ class TrustedPrecheck(_TrustedBase):
     Its jobs depend only on the notebook's source, which nbgrader has already restored."""
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
-        resources[PRECHECK_KEY] = self.run_checks(nb)
+        resources[PRECHECK_KEY] = self.run_checks(nb, resources)
         return nb, resources
 
 
@@ -312,7 +161,7 @@ class TrustedRecheck(_TrustedBase):
     (by :class:`TrustedPrecheck` before the notebook ran, else here)."""
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
-        found = resources.pop(PRECHECK_KEY, None) or self.run_checks(nb)
+        found = resources.pop(PRECHECK_KEY, None) or self.run_checks(nb, resources)
         results, where = found["results"], found["where"]
         notes = list(resources.get(NOTES_KEY, [])) + found["notes"]
         language = grading_language(nb)

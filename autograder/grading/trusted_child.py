@@ -1,17 +1,21 @@
 """The child side of the trusted re-check: run test cells on rebuilt definitions.
 
-Started by :func:`autograder.grading.trusted.run_jobs` inside the sandbox, as
-``python -m autograder.grading.trusted_child JOBS.json RESULTS.jsonl``. It imports only the course
-package and the standard library (not nbgrader, nbformat or traitlets, which would cost every
-check process seconds of start-up), rebuilds each job's validated definitions
-(:class:`course.trust.kernel_source.SourceBundle`), runs the test cell's code on them and writes one
-JSON verdict per line, flushed as soon as it is known, so that the parent knows how far it got
-if the process hangs or dies.
+Started by :func:`autograder.grading.trusted_process.run_jobs` inside the sandbox, as
+``python -m autograder.grading.trusted_child``, once per student: it imports the course package
+and the standard library once (not nbgrader, nbformat or traitlets, which would cost every check
+process seconds of start-up), then serves one request per notebook. A request is a folder whose
+path arrives as a line on stdin, holding ``request.json`` (the notebook's jobs and the
+environment they speak in). For each job it rebuilds the validated definitions
+(:class:`course.trust.kernel_source.SourceBundle`) in a namespace of their own, runs the test
+cell's code on them and writes one JSON verdict per line to the folder's ``results.jsonl``,
+flushed as soon as it is known, so that the parent knows how far it got if the process hangs or
+dies (the parent then stops it, and the next notebook gets a new one).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -22,7 +26,11 @@ from typing import Any
 
 NOT_MEASURED = "NotMeasured"
 MAX_STDOUT = 4000
-#: written beside the results once the child's imports are done: the parent's clock starts.
+#: in a request's folder: what the parent asks (``{"jobs": [...], "env": {...}}``).
+REQUEST_FILE = "request.json"
+#: in a request's folder: one JSON verdict per line, in the order of the jobs.
+RESULTS_FILE = "results.jsonl"
+#: written in a request's folder when its first job starts: the parent's clock starts.
 READY_FILE = "ready"
 #: beside the results: the checks' recorded outcomes, for the student's kernel to replay
 #: (:mod:`course.trust.replay`).
@@ -81,28 +89,54 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def main(jobs_path: str, results_path: str) -> int:
-    """Run every job of ``jobs_path``; append one JSON result line per job to ``results_path``."""
+def _prepare() -> None:
+    """The imports every job needs (NumPy, Numba, the checks), once per process."""
     os.environ["COURSE_TRUSTED_RUN"] = "1"
     import course.checks.speedup  # noqa: F401
-    import course.trust.kernel_source  # noqa: F401  (the imports every job needs: NumPy, Numba)
+    import course.trust.kernel_source  # noqa: F401
     from course.runtime import backend, gpulock
-    from course.trust import replay
 
-    replay.record_to(Path(results_path).with_name(REPLAY_FILE))
     # Correctness checks share the GPU with other students' checks (lock held shared by each
     # kernel launch while it runs); speedup timings take it alone (course.checks.speedup).
     if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
         _HOLD_PER_CELL[0] = True
-    jobs = json.loads(Path(jobs_path).read_text())
 
-    Path(results_path).with_name(READY_FILE).touch()  # the parent's clock starts now
-    with open(results_path, "a") as sink:
-        for job in jobs:
-            sink.write(json.dumps(_run_one(job)) + "\n")
-            sink.flush()
+
+def run_request(folder: Path) -> None:
+    """Run the jobs of one notebook (``folder``/request.json), one verdict per line."""
+    from course.trust import replay
+
+    request = json.loads((folder / REQUEST_FILE).read_text())
+    os.environ.update(request.get("env") or {})  # the notebook's language, its GPU heartbeat
+    replay.record_to(folder / REPLAY_FILE)
+    (folder / READY_FILE).touch()  # the parent's clock starts now
+    try:
+        with open(folder / RESULTS_FILE, "a") as sink:
+            for job in request["jobs"]:
+                sink.write(json.dumps(_run_one(job)) + "\n")
+                sink.flush()
+    finally:
+        replay.record_to(None)
+        gc.collect()  # what one notebook's checks left behind is not the next one's memory
+
+
+def serve() -> int:
+    """Serve requests, one folder path per line of stdin, until stdin ends.
+
+    The requests arrive on a descriptor of their own; the jobs see an empty stdin, so a test
+    cell that reads input cannot swallow the next notebook's request.
+    """
+    requests = os.fdopen(os.dup(0), "r")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+    _prepare()
+    for line in requests:
+        if line.strip():
+            run_request(Path(line.strip()))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(*sys.argv[1:3]))
+    raise SystemExit(serve())

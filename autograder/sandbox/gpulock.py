@@ -1,11 +1,11 @@
 """Where the grader keeps the GPU lock of :mod:`course.runtime.gpulock`, and who may reach it.
 
-The lock must be shared by every grading process on one GPU (parallel students, several
-course copies, a second ``make grade``), reachable by the trusted re-check children inside
-their sandbox (bound read-write by :func:`autograder.grading.trusted.run_jobs`), and **never** by a
-student's notebook kernel: a student who could open it could hold it and stall the class.
-The notebook kernel's sandbox has a private ``/tmp`` and hides the course directory, so the
-lock lives in one of those:
+The lock must be shared by every grading process on one GPU (parallel students, several course
+copies, a second ``make grade``), reachable by the trusted re-check children inside their
+sandbox (bound read-write by :func:`autograder.grading.trusted_process.run_jobs`), and **never**
+by a student's notebook kernel: a student who could open it could hold it and stall the class.
+The notebook kernel's sandbox has a private ``/tmp`` and hides the course directory, so the lock
+lives in one of those:
 
 * ``COURSE_GPU_LOCK`` (a directory) when set — refused unless it is under ``/tmp`` or the
   course directory;

@@ -169,6 +169,8 @@ class Sampler(threading.Thread):
         self.after = False
         self.has_kernel: str | None = None  # the current notebook's kernel folder, once seen
         self.known: set[tuple[tuple[int, float], str]] = set()
+        self.feedback = threading.Event()  # the harness said "$ nbgrader generate_feedback"
+        self.requests: dict[str, int] = {}  # a warm trusted process's folder -> requests seen
 
     def _tree(self, procs: dict) -> set[int]:
         kids: dict[int, list[int]] = defaultdict(list)
@@ -200,10 +202,24 @@ class Sampler(threading.Thread):
             begins = new and first
             self.has_kernel = kernel.group(0)
             return begins
-        if "autograder.grading.trusted_child" in cmd and first:
-            self.has_kernel = None
-            return True
         return False
+
+    def _new_trusted_request(self, pid: int) -> bool:
+        """A student's warm trusted process (autograder/grading/trusted_process.py) got a notebook's
+        request: a new ``request-N`` folder in its working folder. That begins the notebook
+        (its re-check runs before its kernel), as a new trusted process did before."""
+        try:
+            folder = os.readlink(f"/proc/{pid}/cwd")
+            count = len([n for n in os.listdir(folder) if n.startswith("request-")])
+        except OSError:
+            return False
+        if count <= self.requests.get(folder, 0):
+            return False
+        self.requests[folder] = count
+        if self.kernels and self.has_kernel is None:
+            return False  # the notebook before had no kernel yet: still its checks
+        self.has_kernel = None
+        return True
 
     def _flush(self) -> None:
         """Give the kinds' CPU since the last flush to the notebook graded meanwhile."""
@@ -224,9 +240,13 @@ class Sampler(threading.Thread):
                 _ppid, cpu, cmd, start = procs[pid]
                 key = (pid, start)
                 kind = _kind(pid, procs, 0)
-                if "nbgrader generate_feedback" in cmd and not self.after:
+                if self.feedback.is_set() and not self.after:
                     self._flush()
                     self.after = True
+                if "autograder.grading.trusted_child" in cmd and "python" in cmd.split()[0] \
+                        and self._new_trusted_request(pid):
+                    self._flush()
+                    self.kernels.append(key)
                 if (key, cmd) not in self.known:  # first sight (or a new program: exec)
                     self.known.add((key, cmd))
                     if self._begins_notebook(cmd):
@@ -277,7 +297,14 @@ def profile(command: list[str], notebooks: list[str]) -> dict:
                             stderr=subprocess.STDOUT, text=True, preexec_fn=join)
     sampler = Sampler(proc.pid, notebooks, groups)
     sampler.start()
-    output = proc.communicate()[0]
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:  # feedback and export run in the harness: its words mark them
+        lines.append(line)
+        if line.startswith("$ nbgrader generate_feedback"):
+            sampler.feedback.set()
+    proc.wait()
+    output = "".join(lines)
     sampler.stop.set()
     sampler.join()
     total = _children_cpu() - cpu0
