@@ -1,4 +1,4 @@
-"""``python -m autograder.sandbox``: start a sandboxed process (:mod:`autograder.sandbox.bwrap`).
+"""``python -m autograder.sandbox``: start a sandboxed process (:mod:`autograder.sandbox.launcher`).
 
 ``-f CONNECTION_FILE`` is the grading kernel's launcher (the kernelspec in
 :mod:`autograder.grading.config`); ``exec BOX_JSON -- BWRAP_ARGV…`` applies the limits and
@@ -7,6 +7,6 @@ becomes bwrap.
 
 import sys
 
-from autograder.sandbox.bwrap import main
+from autograder.sandbox.launcher import main
 
 raise SystemExit(main(sys.argv[1:]))
