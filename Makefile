@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-edits test-fast lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -102,6 +102,12 @@ EDITS_END_TO_END ?= 12
 test-edits: install
 	COURSE_EDITS_EXAMPLES=$(EDITS) COURSE_EDITS_END_TO_END=$(EDITS_END_TO_END) \
 		$(BIN)/python -m pytest tests/test_edits.py -s -rs --durations=5
+
+## Every notebook of the Korean release, both tracks, run with the solutions on the simulator:
+## no line a Korean student reads holds English prose (`make test` runs a slice of five;
+## tests/test_korean_outputs.py says which and why).
+test-ko: install
+	COURSE_KO_OUTPUTS=all $(BIN)/python -m pytest tests/test_korean_outputs.py -rs --durations=5
 
 ## Everything but the slow end-to-end tests (notebooks, sample class, browser).
 test-fast: install

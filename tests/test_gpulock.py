@@ -407,3 +407,30 @@ def test_a_real_kernel_launch_takes_the_lock_and_a_timing_excludes_it(tmp_path: 
     mode, after, launched = out.stdout.split()
     assert (mode, after) == ("shared", "None")
     assert float(launched) >= _released_at(timing), "a kernel ran during another's timing"
+
+
+def test_a_cuda_c_launch_holds_the_lock_shared_only_while_it_runs(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """course.gemm.cudac.gpu.launch (the CUDA C track's correctness runs) goes through
+    shared_launch: shared for the launch, nothing after; under a timing's exclusive hold the
+    launch runs under that hold and leaves it."""
+    from course.gemm.cudac import gpu
+
+    monkeypatch.setenv(gpulock.LOCK_ENV, str(tmp_path))
+    seen: list[str | None] = []
+
+    class FakeCupy:
+        class cuda:  # noqa: N801 - CuPy's spelling
+            class Device:
+                def synchronize(self) -> None:
+                    seen.append("synchronized")
+
+    monkeypatch.setattr(gpu, "cupy_module", lambda: FakeCupy)
+    kernel = lambda grid, block, args: seen.append(gpulock.current().mode)  # noqa: E731
+    gpu.launch(kernel, (1, 1), (1, 1), ())
+    seen.append(gpulock.current().mode)
+    with gpulock.exclusive():
+        gpu.launch(kernel, (1, 1), (1, 1), ())
+        seen.append(gpulock.current().mode)
+    gpulock.release()
+    assert seen == ["shared", "synchronized", None, "exclusive", "synchronized", "exclusive"]

@@ -37,6 +37,7 @@ RELEASE = sorted((ROOT / "release" / "week4").glob("*.ipynb"))
 sys.path.insert(0, str(ROOT / "scripts" / "build"))
 sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 import colab_runtime  # noqa: E402
+from korean_outputs import english_runs  # noqa: E402
 from run_notebooks import problems  # noqa: E402  (the runner the GPU session uses)
 
 pytestmark = pytest.mark.slow
@@ -152,15 +153,22 @@ def test_release_notebook_opened_first_and_alone_on_colab_gets_past_its_setup_ce
     folder.mkdir()
     shutil.copy(path, folder / path.name)
     python = colab_runtime.runtime(colab_venv, tmp_path / "runtime")
-    seconds = run(nb, python, folder, COLAB_RELEASE_TAG="release-test")
+    # nbclient's kernel cannot ask a front end for its notebook, as Colab's can: the notebook's
+    # language is handed over the way the grader hands it, through COURSE_LANG.
+    language = nb.metadata["course"]["language"]
+    seconds = run(nb, python, folder, COLAB_RELEASE_TAG="release-test", COURSE_LANG=language)
     errors = [f"{o.ename}: {o.evalue}" for c in nb.cells for o in c.get("outputs", [])
               if o.output_type == "error"]
     assert not errors, f"{path.name}: {errors}"
     setup = text_of(nb.cells[first])
     assert setup.strip(), f"{path.name}: the setup cell printed nothing"
-    if nb.metadata["course"]["language"] == "en":  # the Korean words are the catalog's
-        assert setup.startswith("Installing the course package into this Colab runtime"), setup
+    assert setup.startswith(f"⏳ pip install {course_wheel.as_uri()}\n"), setup
+    if language == "en":  # the Korean words are the catalog's
+        assert "Installed the course package into this Colab runtime." in setup, setup
         assert "Numba's CUDA simulator" in setup and "Running on Google Colab." in setup, setup
+    else:  # every line of it Korean, from the install on (tests/test_korean_outputs.py)
+        assert "course 패키지를 이 Colab 런타임에 설치했다." in setup, setup
+        assert not [line for line in setup.splitlines() if english_runs(line)], setup
     probe = json.loads(text_of(nb.cells[-1]))
     assert probe["course"].startswith(str(tmp_path / "runtime")), "course is not the wheel's"
     assert probe["versions"] == COLAB_PINS, "installing the course package changed Colab's"

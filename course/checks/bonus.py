@@ -34,6 +34,7 @@ from course.gemm.launch import require_kernel as _require_kernel
 from course.gemm.operands import Shape
 from course.perf.kernel_models import KernelModel
 from course.runtime import backend
+from course.runtime.i18n import _
 from course.runtime.seeds import generator
 from course.trust import gate, replay
 
@@ -96,8 +97,9 @@ class RegisterTiling:
         return blocks * math.ceil(K / self.bk) * self.bk * (self.bm + self.bn)
 
     def describe(self) -> str:
-        return (f"{self.bm}×{self.bn} block tile, BK={self.bk}, {self.tm}×{self.tn} per thread, "
-                f"{self.threads} threads")
+        """The tiling in words: block tile, BK, elements per thread, threads per block."""
+        return _("{bm}×{bn} block tile, BK={bk}, {tm}×{tn} per thread, {threads} threads").format(
+            bm=self.bm, bn=self.bn, bk=self.bk, tm=self.tm, tn=self.tn, threads=self.threads)
 
     def wrap(self, kernel: Any, name: str) -> GemmKernel:
         """A :class:`GemmKernel` that launches ``kernel`` with this configuration."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from course.checks.bonus import CONTRACT, register_tiled
+from course.checks.bonus import CONTRACT, RegisterTiling, register_tiled
 from course.gemm.launch import GemmKernel, naive, tiled
 from course.gemm.reads import naive_reads, tiled_reads
 from course.notebooks.reuse import definitions_from
@@ -36,12 +36,14 @@ from course.runtime import backend
 from course.runtime.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, lookup
 from course.runtime.errors import MissingAnswerError
 from course.runtime.fonts import use_language_font
-from course.runtime.i18n import _
+from course.runtime.i18n import _, pad, text_width
+from course.runtime.notes import NOTES, note
 from course.trust.code_policy import DisallowedCodeError
 
 #: the tiles notebooks 3 and 5 time and plot.
 GEMM_TILES = (8, 16, 32)
-SKIPPED = "Skipped while grading."
+#: what a timing cell prints while the grader runs the notebook (translated when printed).
+SKIPPED = NOTES["skipped_while_grading"]
 
 
 def modelled_ai(reads: float, M: int, N: int | None = None, K: int | None = None,
@@ -67,6 +69,22 @@ def week_intensities(size: int) -> dict[str, float]:
     return {"vector add": 1 / 12, **gemm_intensities(size), "cuBLAS": size / 6}
 
 
+def register_tiling_traffic(n: int) -> str:
+    """Notebook 7's traffic table at ``n``³: what the tile-32 kernel, the exercise's register
+    tiling (``CONTRACT``) and a larger one (128×128 blocks, 8×8 per thread) request of A and
+    B, in GB of FP32, and the intensity each allows (:func:`modelled_ai`)."""
+    rows = [(_("tiled, tile {tile}").format(tile=32), tiled_reads(n, n, n, 32)),
+            (_("register tiled, {tiling}").format(tiling=CONTRACT.describe()),
+             CONTRACT.reads(n, n, n))]
+    larger = RegisterTiling(128, 128, 8, 8, 8)
+    rows.append((_("register tiled, {tiling}").format(tiling=larger.describe()),
+                 larger.reads(n, n, n)))
+    width = max(text_width(label) for label, _reads in rows)
+    return "\n".join(_("{label} {gb:6.2f} GB read, modelled intensity {ai:5.1f} FLOP/byte").format(
+        label=pad(label, width), gb=reads * 4 / 1e9, ai=modelled_ai(reads, n))
+        for label, reads in rows)
+
+
 def load_kernels_or_explain(track: str | None = None, *, skip_while_grading: bool = False
                             ) -> TrackKernels | None:
     """Your kernels of notebooks 2 and 3 (:func:`course.tracks.load_gemm_kernels`; ``track``
@@ -75,12 +93,12 @@ def load_kernels_or_explain(track: str | None = None, *, skip_while_grading: boo
     product. Prints which kernels it uses. With ``skip_while_grading`` it loads nothing
     during grading (for notebooks that only time the kernels)."""
     if skip_while_grading and backend.autograding():
-        print(SKIPPED)
+        note("skipped_while_grading")
         return None
     try:
         mine = load_gemm_kernels(track)
     except (MissingAnswerError, DisallowedCodeError) as exc:
-        print(f"Could not use your kernels yet: {exc}")
+        print(_("Could not use your kernels yet: {error}").format(error=exc))
         return None
     print(mine.describe())
     return mine
@@ -104,8 +122,9 @@ def _timed_points(gemms: Mapping[str, GemmKernel], intensities: Mapping[str, flo
     points = []
     for label, timing in zip(gemms, timings.values(), strict=True):
         points.append(KernelPoint(label, intensities[label], timing.gflops))
-        print(f"{label:9s} modelled AI {intensities[label]:7.2f} FLOP/B  "
-              f"{timing.median_ms:8.3f} ms  {timing.gflops:9,.0f} GFLOP/s")
+        print(_("{label} modelled AI {ai:7.2f} FLOP/B  {ms:8.3f} ms  {gflops:9,.0f} "
+                "GFLOP/s").format(label=pad(label, 9), ai=intensities[label],
+                                  ms=timing.median_ms, gflops=timing.gflops))
     return points
 
 
@@ -113,7 +132,7 @@ def _can_time(intensities: Mapping[str, float], size: int) -> bool:
     """Whether a plot cell may time kernels; if not, say why (grading: skipped; no GPU: the
     modelled intensities under the simulator device's roof instead)."""
     if backend.autograding():
-        print(SKIPPED)
+        note("skipped_while_grading")
         return False
     if not backend.detect().can_time:
         _show_modelled(intensities, size)
@@ -163,7 +182,8 @@ def plot_tiled_roofline(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any],
     points = _timed_points(gemms, intensities, size)
     spec = lookup(b.device_name or "")
     if spec is None:
-        print(f"course.devices has no datasheet numbers for {b.device_name}: no roof to draw.")
+        print(_("course.devices has no datasheet numbers for {gpu}: no roof to draw.").format(
+            gpu=b.device_name))
         return points
     shown = [p for p in points if p.label != "tiled 16"]
     plot_roofline(Roof.from_spec(spec), shown,
@@ -207,10 +227,11 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
         size=size, machine=b.device_name))
     plt.show()
     for p in points:
-        side = "memory" if p.ai < roof.ridge_ai else "compute"
-        print(f"{p.label:10s} AI {p.ai:7.3f}  {p.gflops:9,.0f} GFLOP/s  roof there "
-              f"{roof.attainable(p.ai):9,.0f}  → {percent_of_roof(p, roof):5.1f} % of the roof "
-              f"({side}-bound side)")
+        side = _("Memory-bound") if p.ai < roof.ridge_ai else _("Compute-bound")
+        print(_("{label} AI {ai:7.3f}  {gflops:9,.0f} GFLOP/s  roof there {roof:9,.0f}  → "
+                "{percent:5.1f} % of the roof ({side} side)").format(
+            label=pad(p.label, 10), ai=p.ai, gflops=p.gflops, roof=roof.attainable(p.ai),
+            percent=percent_of_roof(p, roof), side=side))
     return points
 
 
@@ -221,11 +242,11 @@ def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
     at ``size``³ (median of 10 launches); print their TFLOP/s and draw them under the GPU's
     datasheet roof. Returns the points."""
     if backend.autograding():
-        print(SKIPPED)
+        note("skipped_while_grading")
         return []
     if not backend.detect().can_time:
-        print(f"Timing needs a GPU. On one, this cell times your kernel, your tile-32 kernel "
-              f"and cuBLAS at {size}³ and puts them on the roofline.")
+        print(_("Timing needs a GPU. On one, this cell times your kernel, your tile-32 kernel "
+                "and cuBLAS at {size}³ and puts them on the roofline.").format(size=size))
         return []
     import matplotlib.pyplot as plt
 
@@ -236,7 +257,7 @@ def plot_register_tiling(make_gemm_register_tiled: Callable[[], Any],
         factory = definitions_from("03_tiled_gemm.ipynb", "make_gemm_tiled")["make_gemm_tiled"]
         gemms["tiled 32"] = tiled(factory, 32)
     except (MissingAnswerError, DisallowedCodeError, NotImplementedError) as exc:
-        print(f"(your tiled kernel is left out: {exc})")
+        print(_("(your tiled kernel is left out: {error})").format(error=exc))
     points = _timed_points(gemms, intensities, size)
     cublas = _cublas_point(size)
     if cublas is not None:

@@ -115,9 +115,10 @@ class TrackKernels:
         if self.can_time:
             return ""
         if self.is_cuda_c:
-            return GPU_ONLY
-        return ("The timed experiment needs a GPU: the simulator's threads are Python threads, "
-                "and its times would say nothing about a GPU. On Colab, pick a T4 runtime.")
+            return _(GPU_ONLY)
+        return _("The timed experiment needs a GPU: the simulator's threads are Python "
+                 "threads, and its times would say nothing about a GPU. On Colab, pick a T4 "
+                 "runtime.")
 
     def check_writeup_correctness(self, size: int | None = None,
                                tile: int | None = None) -> ExperimentResult:

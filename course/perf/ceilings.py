@@ -45,7 +45,7 @@ from course.perf.timing import (
 )
 from course.perf.verify import exact_check
 from course.runtime import backend
-from course.runtime.i18n import ngettext
+from course.runtime.i18n import _, ngettext
 
 #: threads per block for ``vector_add``.
 VECTOR_ADD_BLOCK = 256
@@ -128,8 +128,9 @@ class Ceiling:
         return self.value
 
     def __str__(self) -> str:
-        text = (f"{self.what}: {self.value:,.0f} {self.unit} "
-                f"(median {self.timing.median_ms:.3f} ms of {self.timing.repeats} runs)")
+        text = _("{what}: {value:,.0f} {unit} (median {median_ms:.3f} ms of {repeats} "
+                 "runs)").format(what=self.what, value=self.value, unit=self.unit,
+            median_ms=self.timing.median_ms, repeats=self.timing.repeats)
         return f"{text}; {self.note}" if self.note else text
 
 
@@ -169,11 +170,12 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
                              nbytes=float(vector_add_bytes(n)), batch=batch,
                              check=exact_check(dc, a + b, "c"))
     except UnverifiedTimingError as exc:
-        raise VectorAddCheckError(f"vector_add gave wrong results for n = {n:,} while it was "
-                                  f"timed ({exc}): pass check_vector_add before measuring "
-                                  "with it") from None
-    return Ceiling("bandwidth of your vector_add", timing.gbs, "GB/s", timing,
-                   f"{n:,} floats per array, 3·n·4 bytes per launch, {grid_words(blocks)}")
+        raise VectorAddCheckError(_(
+            "vector_add gave wrong results for n = {n} while it was timed ({error}): pass "
+            "check_vector_add before measuring with it").format(n=f"{n:,}", error=exc)) from None
+    return Ceiling(_("bandwidth of your vector_add"), timing.gbs, "GB/s", timing,
+                   _("{n} floats per array, 3·n·4 bytes per launch, {grid}").format(
+                       n=f"{n:,}", grid=grid_words(blocks)))
 
 
 def copy_launches(src: Any, dst: Any) -> dict[str, Any]:
@@ -242,9 +244,10 @@ def measure_copy_bandwidth(n: int = STREAM_N, repeats: int = 20,
                             batch=batch, checks=checks)
     best = max(timings, key=lambda name: timings[name].gbs)
     others = ", ".join(f"{name} {t.gbs:,.0f}" for name, t in timings.items())
-    return Ceiling(f"device-to-device copy bandwidth ({best})", timings[best].gbs, "GB/s",
-                   timings[best],
-                   f"{n:,} floats, 2·n·4 bytes per copy; fastest of: {others} GB/s")
+    return Ceiling(_("device-to-device copy bandwidth ({best})").format(best=best),
+                   timings[best].gbs, "GB/s", timings[best],
+                   _("{n} floats, 2·n·4 bytes per copy; fastest of: {others} GB/s").format(
+                       n=f"{n:,}", others=others))
 
 
 def _import_cupy() -> Any:
@@ -257,11 +260,11 @@ def _import_cupy() -> Any:
     try:
         import cupy  # optional, heavy: imported when used (import course stays light)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
-        raise MissingDependencyError(
+        raise MissingDependencyError(_(
             "measuring the FP32 peak needs CuPy (it calls cuBLAS), and it could not be "
-            f"imported ({type(exc).__name__}: {exc}). Install the wheel for your CUDA "
-            "version, e.g. `pip install cupy-cuda12x` (Colab has it preinstalled)."
-        ) from None
+            "imported ({error}). Install the wheel for your CUDA version, e.g. `pip install "
+            "cupy-cuda12x` (Colab has it preinstalled).").format(
+                error=f"{type(exc).__name__}: {exc}")) from None
     return cupy
 
 
@@ -291,7 +294,7 @@ def measure_fp32_peak(size: int = PEAK_GEMM_SIZE, repeats: int = 10, batch: int 
     timing = time_launch(lambda: cupy.matmul(A, B, out=C), f"cuBLAS SGEMM {size}³",
                          repeats=repeats, flops=2.0 * size**3, batch=batch,
                          check=OutputCheck(lambda: C.fill(cupy.nan), check))
-    return Ceiling(f"FP32 rate of cuBLAS SGEMM at {size}³ (TF32 off)", timing.gflops,
-                   "GFLOP/s", timing)
+    return Ceiling(_("FP32 rate of cuBLAS SGEMM at {size}³ (TF32 off)").format(size=size),
+                   timing.gflops, "GFLOP/s", timing)
 
 

@@ -51,7 +51,7 @@ from course.perf.timing import Clock, Timing, time_launches
 from course.perf.verify import UnverifiedTimingError, exact_array_check
 from course.runtime.backend import NoGPUError
 from course.runtime.errors import MissingAnswerError
-from course.runtime.i18n import _
+from course.runtime.i18n import N_, _
 
 __all__ = [
     "CPU_SIZE",
@@ -65,9 +65,11 @@ __all__ = [
 
 #: M = N = K on the CPU runner: not a multiple of 32, small enough for a second or so.
 CPU_SIZE = 100
-GPU_ONLY = ("The experiment's timings need a GPU with CuPy: on the CPU runner every memory "
-            "access goes through the course's hooks, so a time there would say nothing about "
-            "a GPU. On Colab, pick a T4 runtime.")
+GPU_ONLY = N_("The experiment's timings need a GPU with CuPy: on the CPU runner every memory "
+              "access goes through the course's hooks, so a time there would say nothing about "
+              "a GPU. On Colab, pick a T4 runtime.")
+#: the experiment table's note on whose kernels it ran.
+TRACK_NOTE = N_("CUDA C track: GEMM_NAIVE_CUDA and GEMM_TILED_CUDA")
 _WHERE = {NAIVE: "GEMM_NAIVE_CUDA (notebook 2c)", "tiled": "GEMM_TILED_CUDA (notebook 3c)"}
 
 
@@ -79,8 +81,8 @@ def _positive(name: str, value: Any) -> int:
 
 def _device() -> str:
     if gpu.available():
-        return f"{gpu.device_name()}, CUDA C through CuPy's RawKernel"
-    return "the course's CPU runner (CUDA C compiled by g++; no GPU)"
+        return _("{gpu}, CUDA C through CuPy's RawKernel").format(gpu=gpu.device_name())
+    return _("the course's CPU runner (CUDA C compiled by g++; no GPU)")
 
 
 def run_once(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -162,7 +164,7 @@ def check_writeup_correctness_cuda(naive_source: Any, tiled_source: Any, size: i
             Row(tiled_name(tile), where, None, None, max_abs_diff(C_tiled, ref)),
             Row(NUMPY, "CPU", None, None, max_abs_diff(A @ B, ref)))
     return ExperimentResult(size, 0, tile, _device(), rows, max_abs_diff(C_tiled, C_naive),
-                            ("CUDA C track: GEMM_NAIVE_CUDA and GEMM_TILED_CUDA",))
+                            (_(TRACK_NOTE),))
 
 
 def timed_rows(launches: Mapping[str, Callable[[], None]], outputs: Mapping[str, Any],
@@ -176,7 +178,8 @@ def timed_rows(launches: Mapping[str, Callable[[], None]], outputs: Mapping[str,
     verification is tested without one). A batch that leaves anything else raises
     :class:`course.perf.verify.UnverifiedTimingError`. ``flops`` is per launch.
     """
-    checks = {name: exact_array_check(outputs[name], expected, f"C from {name}")
+    checks = {name: exact_array_check(outputs[name], expected,
+                                      _("C from {name}").format(name=name))
               for name in launches}
     timings = time_launches(dict(launches), repeats=trials, warmup=1, checks=checks,
                             clock=clock)
@@ -223,7 +226,7 @@ def run_writeup_experiment_cuda(naive_source: Any, tiled_source: Any, size: int 
     the CPU (median of ``numpy_runs``).
     """
     if not gpu.available():
-        raise NoGPUError(GPU_ONLY)
+        raise NoGPUError(_(GPU_ONLY))
     size, iters = _positive("size", size), _positive("iters", iters)
     trials = _positive("trials", trials)
     # cuBLAS in FP32, like the kernels: CuPy reads this before its first float32 matmul.
@@ -239,7 +242,7 @@ def run_writeup_experiment_cuda(naive_source: Any, tiled_source: Any, size: int 
     for name, gk in ((NAIVE, gk_naive), (tiled_name(tile), gk_tiled)):
         outputs[name] = cp.empty((size, size), cp.float32)
         launches[name] = _kernel_batch(gk, dA, dB, outputs[name], size, iters)
-    notes = ["CUDA C track: GEMM_NAIVE_CUDA and GEMM_TILED_CUDA"]
+    notes = [_(TRACK_NOTE)]
     if cublas:
         try:
             dC = cp.empty((size, size), cp.float32)
@@ -251,7 +254,8 @@ def run_writeup_experiment_cuda(naive_source: Any, tiled_source: Any, size: int 
 
             outputs[CUBLAS], launches[CUBLAS] = dC, cublas_batch
         except Exception as exc:  # noqa: BLE001 - report and carry on without cuBLAS
-            notes.append(f"cuBLAS row skipped: {type(exc).__name__}: {exc}")
+            notes.append(_("cuBLAS row skipped: {error}").format(
+                error=f"{type(exc).__name__}: {exc}"))
     rows = timed_rows(launches, outputs, expected, ref, iters=iters, trials=trials,
                       flops=2.0 * size**3, clock=gpu.CupyEventClock())
     _inputs_unchanged(cp, dA, dB, A, B)
@@ -275,7 +279,7 @@ def time_gemm_cuda(gk: CudaGemm, size: int, repeats: int = 10) -> Timing:
     dA, dB = cp.asarray(A), cp.asarray(B)
     dC = cp.empty((size, size), cp.float32)
     launch = _kernel_batch(gk, dA, dB, dC, size, 1)
-    check = exact_array_check(dC, expected, f"C from {gk.name}")
+    check = exact_array_check(dC, expected, _("C from {name}").format(name=gk.name))
     timing = time_launches({gk.name: launch}, repeats=repeats, warmup=3, flops=2.0 * size**3,
                            checks={gk.name: check}, clock=gpu.CupyEventClock())[gk.name]
     _inputs_unchanged(cp, dA, dB, A, B)

@@ -268,7 +268,8 @@ def _cupy_module() -> tuple[Any | None, str]:
     try:
         import cupy  # optional, heavy: imported when used (import course stays light)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a CUDA library mismatch
-        return None, f"cuBLAS row skipped: CuPy could not be imported ({type(exc).__name__})"
+        return None, _("cuBLAS row skipped: CuPy could not be imported ({error})").format(
+            error=type(exc).__name__)
     return cupy, ""
 
 
@@ -328,10 +329,12 @@ def run_writeup_experiment(gemm_naive: Any, make_gemm_tiled: Callable[[int], Any
 
                 launches[CUBLAS] = cublas_batch
             except Exception as exc:  # noqa: BLE001 - report and carry on without cuBLAS
-                notes.append(f"cuBLAS row skipped: {type(exc).__name__}: {exc}")
+                notes.append(_("cuBLAS row skipped: {error}").format(
+                    error=f"{type(exc).__name__}: {exc}"))
 
     # Every timed batch starts from a poisoned C and must leave the exact product.
-    checks = {name: exact_check(dev, expected, f"C from {name}") for name, dev in devices.items()}
+    checks = {name: exact_check(dev, expected, _("C from {name}").format(name=name))
+              for name, dev in devices.items()}
     timings = time_launches(launches, repeats=trials, warmup=1, checks=checks)
     outputs = {name: dev.copy_to_host() for name, dev in devices.items()}
     rows = []

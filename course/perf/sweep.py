@@ -176,7 +176,7 @@ def _progress_bar(total: int, enabled: bool) -> Any:
         return None
     from tqdm.auto import tqdm  # optional, heavy: imported when used (import course stays light)
 
-    return tqdm(total=total, desc="tile sweep", leave=False)
+    return tqdm(total=total, desc=_("tile sweep"), leave=False)
 
 
 def run_sweep(

@@ -59,8 +59,10 @@ class Timing:
     def __str__(self) -> str:
         rate = f", {self.gflops:,.0f} GFLOP/s" if self.gflops else ""
         rate += f", {self.gbs:,.0f} GB/s" if self.gbs else ""
-        return (f"{self.label}: median {self.median_ms:.4f} ms (min {self.min_ms:.4f}, "
-                f"max {self.max_ms:.4f}, {self.repeats} runs){rate}")
+        return _("{label}: median {median_ms:.4f} ms (min {min_ms:.4f}, max {max_ms:.4f}, "
+                 "{repeats} runs){rate}").format(
+            label=self.label, median_ms=self.median_ms, min_ms=self.min_ms,
+            max_ms=self.max_ms, repeats=self.repeats, rate=rate)
 
 
 def _summarise(label: str, times_ms: Sequence[float], flops: float, nbytes: float) -> Timing:

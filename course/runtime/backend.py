@@ -44,12 +44,12 @@ def driver_gpu_count() -> tuple[int, str]:
     """Count CUDA devices through the driver library; return (count, reason when zero)."""
     lib = load_cuda_driver()
     if lib is None:
-        return 0, "no NVIDIA driver was found on this machine"
+        return 0, _("no NVIDIA driver was found on this machine")
     if lib.cuInit(0) != 0:
-        return 0, "the NVIDIA driver is installed but no GPU could be initialised"
+        return 0, _("the NVIDIA driver is installed but no GPU could be initialised")
     count = ctypes.c_int(0)
     if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return 0, "the NVIDIA driver reports no GPU"
+        return 0, _("the NVIDIA driver reports no GPU")
     return count.value, ""
 
 
@@ -136,18 +136,18 @@ def detect() -> Backend:
     try:
         from numba import cuda
     except ImportError as exc:  # pragma: no cover - numba is a hard dependency
-        return Backend("none", reason=f"Numba is not installed ({exc})", **versions)
+        reason = _("Numba is not installed ({error})").format(error=exc)
+        return Backend("none", reason=reason, **versions)
 
     if simulator_requested():
         _count, why = driver_gpu_count()
-        reason = why or f"{SIM_ENV}=1 is set"
+        reason = why or _("{variable}=1 is set").format(variable=SIM_ENV)
         return Backend("simulator", reason=reason, **versions)
     if not cuda.is_available():
         _count, why = driver_gpu_count()
-        reason = (why or "Numba cannot use the GPU") + (
-            "; Numba was imported before `course`, so the simulator could not be switched on: "
-            "restart the kernel and import course first"
-        )
+        reason = _("{why}; Numba was imported before `course`, so the simulator could not be "
+                   "switched on: restart the kernel and import course first").format(
+            why=why or _("Numba cannot use the GPU"))
         return Backend("none", reason=reason, **versions)
 
     dev = cuda.get_current_device()

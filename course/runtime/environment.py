@@ -29,6 +29,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 import course
 from course.runtime import backend, config
@@ -43,6 +44,7 @@ __all__ = [
     "describe",
     "on_colab",
     "report",
+    "report_first_kernel",
     "show",
 ]
 
@@ -148,38 +150,44 @@ def describe(r: EnvironmentReport) -> str:
     lines = []
     if r.backend == "gpu":
         major, minor = r.compute_capability or (0, 0)
-        memory = f"{r.memory_gib:.1f} GiB" if r.memory_gib else "memory unknown"
-        lines.append(f"GPU: {r.gpu_name}, compute capability {major}.{minor}, {r.sm_count} SMs, "
-                     f"{memory}; the driver supports CUDA {r.driver_cuda or 'unknown'}.")
-        lines.append("Your kernels run on this GPU: results, timings and measured roofline "
-                     "points are all real.")
+        memory = (_("{gib:.1f} GiB").format(gib=r.memory_gib) if r.memory_gib
+                  else _("memory unknown"))
+        lines.append(_("GPU: {gpu}, compute capability {major}.{minor}, {sms} SMs, {memory}; the "
+                       "driver supports CUDA {cuda}.").format(
+            gpu=r.gpu_name, major=major, minor=minor, sms=r.sm_count, memory=memory,
+            cuda=r.driver_cuda or _("unknown")))
+        lines.append(_("Your kernels run on this GPU: results, timings and measured roofline "
+                       "points are all real."))
         spec = lookup(r.gpu_name or "")
         if spec is not None:
-            lines.append(f"Datasheet ({spec.name}): {spec.fp32_peak_gflops:,.0f} GFLOP/s FP32, "
-                         f"{spec.bandwidth_gbs:,.0f} GB/s, ridge point "
-                         f"{spec.fp32_peak_gflops / spec.bandwidth_gbs:.1f} FLOP/byte.")
+            lines.append(_("Datasheet ({gpu}): {peak:,.0f} GFLOP/s FP32, {bandwidth:,.0f} GB/s, "
+                           "ridge point {ridge:.1f} FLOP/byte.").format(
+                gpu=spec.name, peak=spec.fp32_peak_gflops, bandwidth=spec.bandwidth_gbs,
+                ridge=spec.fp32_peak_gflops / spec.bandwidth_gbs))
         else:
-            lines.append("course.devices has no datasheet numbers for this GPU; notebook 05 "
-                         "measures its ceilings instead.")
+            lines.append(_("course.devices has no datasheet numbers for this GPU; notebook 05 "
+                           "measures its ceilings instead."))
     elif r.backend == "simulator":
-        lines.append(f"No GPU ({r.reason}): kernels run on Numba's CUDA simulator.")
-        lines.append("On the simulator every GPU thread is a Python thread: results are exact "
-                     "and checked the same way, but it is slow (keep sizes small) and nothing "
-                     "can be timed.")
-        lines.append(f"Roofline plots use the datasheet of a {DEFAULT_SIMULATOR_DEVICE} "
-                     "(Colab's free GPU) instead of measured numbers.")
+        lines.append(_("No GPU ({reason}): kernels run on Numba's CUDA simulator.").format(
+            reason=r.reason))
+        lines.append(_("On the simulator every GPU thread is a Python thread: results are exact "
+                       "and checked the same way, but it is slow (keep sizes small) and nothing "
+                       "can be timed."))
+        lines.append(_("Roofline plots use the datasheet of a {gpu} (Colab's free GPU) instead "
+                       "of measured numbers.").format(gpu=DEFAULT_SIMULATOR_DEVICE))
     else:
-        lines.append(f"Kernels cannot run here: {r.reason}.")
+        lines.append(_("Kernels cannot run here: {reason}.").format(reason=r.reason))
     if r.backend != "gpu":
         lines.append(_(backend.COLAB_HINT))
     if r.driver_cuda and r.backend != "gpu":
-        lines.append(f"(An NVIDIA driver supporting CUDA {r.driver_cuda} is installed.)")
-    lines.append(
-        f"Versions: Python {r.python}, NumPy {r.numpy}, numba {r.numba or 'missing'}, "
-        f"numba-cuda {r.numba_cuda or 'missing'}, CuPy {r.cupy or 'not installed'}, "
-        f"course {r.course}."
-    )
-    lines.append("Google Colab: yes." if r.on_colab else "Google Colab: no.")
+        lines.append(_("(An NVIDIA driver supporting CUDA {cuda} is installed.)").format(
+            cuda=r.driver_cuda))
+    missing = _("missing")
+    lines.append(_("Versions: Python {python}, NumPy {numpy}, numba {numba}, numba-cuda "
+                   "{numba_cuda}, CuPy {cupy}, course {course}.").format(
+        python=r.python, numpy=r.numpy, numba=r.numba or missing,
+        numba_cuda=r.numba_cuda or missing, cupy=r.cupy or _("not installed"), course=r.course))
+    lines.append(_("Google Colab: yes.") if r.on_colab else _("Google Colab: no."))
     return "\n".join(lines)
 
 
@@ -188,6 +196,30 @@ def show() -> EnvironmentReport:
     r = report()
     print(describe(r))
     return r
+
+
+def report_first_kernel(r: EnvironmentReport, result: Any) -> bool:
+    """Notebook 00's first kernel: print whether it ran and added one to eight zeros.
+
+    ``result`` is what the kernel left in its array (``None`` where kernels cannot run, as
+    ``r.backend`` says). Prints a ✓ line when it holds eight ones, else a ✗ line saying what to
+    do; returns whether it passed.
+    """
+    import numpy as np  # third-party, imported where used as in report()
+
+    if r.backend not in ("gpu", "simulator") or result is None:
+        print(_("✗ Kernels cannot run here ({reason}); section 2 says what to do.").format(
+            reason=r.reason))
+        return False
+    where = _("on the GPU") if r.has_gpu else _("on Numba's CUDA simulator")
+    ok = bool(np.array_equal(result, np.ones(8, dtype=np.float32)))
+    if ok:
+        print(_("✓ A kernel ran {where}: {result}").format(where=where, result=result))
+    else:
+        print(_("✗ The kernel ran {where} but returned {result}; expected eight ones. Restart "
+                "the kernel and run this notebook from the top.").format(where=where,
+                                                                         result=result))
+    return ok
 
 
 # --------------------------------------------------------------------------------- Colab
@@ -266,7 +298,7 @@ def colab_missing_packages() -> list[MissingPackage]:
     missing: list[MissingPackage] = []
     if not _installed("course"):  # pragma: no cover - this module is part of course
         missing.append(MissingPackage("course", config.pip_requirement(),
-                                      "the course package is not installed"))
+                                      _("the course package is not installed")))
     gpus, _why = backend.driver_gpu_count()
     if gpus == 0:
         return missing
@@ -275,12 +307,12 @@ def colab_missing_packages() -> list[MissingPackage]:
     if problem:
         missing.append(MissingPackage(
             "numba-cuda", f"numba-cuda[{extra}]",
-            f"there is a GPU, but Numba cannot compile and run a one-line kernel on it "
-            f"({problem})"))
+            _("there is a GPU, but Numba cannot compile and run a one-line kernel on it "
+              "({problem})").format(problem=problem)))
     if not _installed("cupy"):
         missing.append(MissingPackage(
             "cupy", f"cupy-cuda{extra[2:]}x",
-            "CuPy is not installed: cuBLAS comparisons and the measured FP32 peak need it"))
+            _("CuPy is not installed: cuBLAS comparisons and the measured FP32 peak need it")))
     return missing
 
 
@@ -296,28 +328,30 @@ def colab_install(dry_run: bool = False, force: bool = False) -> list[list[str]]
     student's own business). With ``dry_run`` the commands are printed, not run.
     """
     if not (on_colab() or force):
-        print("Not on Colab: nothing to install. (Outside Colab, install the course package "
-              f"with: pip install \"{config.pip_requirement()}\")")
+        print(_("Not on Colab: nothing to install. (Outside Colab, install the course package "
+                "with: pip install \"{requirement}\")").format(
+            requirement=config.pip_requirement()))
         return []
     missing = colab_missing_packages()
     if not missing:
-        print("Everything the course needs is installed.")
+        print(_("Everything the course needs is installed."))
         return []
     commands = [pip_command([m.requirement for m in missing])]
     for m in missing:
-        print(f"missing: {m.name} ({m.why})")
+        print(_("missing: {name} ({why})").format(name=m.name, why=m.why))
     for cmd in commands:
         shown = " ".join(["%pip install -q", *cmd[5:]])
         if dry_run:
-            print(f"would run: {shown}")
+            print(_("would run: {command}").format(command=shown))
             continue
-        print(f"running: {shown}")
+        print(_("running: {command}").format(command=shown))
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
-            print(f"pip failed (exit code {proc.returncode}):\n{tail}")
+            print(_("pip failed (exit code {code}):\n{tail}").format(code=proc.returncode,
+                                                                    tail=tail))
             return commands
     if not dry_run:
-        print("Installed. Restart the session (Runtime → Restart session) and run the "
-              "notebook again from the top, so that Python loads the new packages.")
+        print(_("Installed. Restart the session (Runtime → Restart session) and run the "
+                "notebook again from the top, so that Python loads the new packages."))
     return commands

@@ -224,20 +224,44 @@ def hold_shared_on_launch() -> bool:
         return True
 
     def launch(self, *args, **kwargs):
-        lock = current()
-        if lock is None or lock.mode is not None:
-            return original(self, *args, **kwargs)
-        lock.acquire("shared")
-        try:
+        with shared_launch():
             result = original(self, *args, **kwargs)
-            _synchronize()  # the kernel has finished before the next timing may start
+            if held_for_launch():
+                _synchronize()  # the kernel has finished before the next timing may start
             return result
-        finally:
-            lock.release()
 
     launch._course_gpulock = True  # type: ignore[attr-defined]
     _Kernel.launch = launch
     return True
+
+
+_FOR_LAUNCH = threading.local()
+
+
+@contextlib.contextmanager
+def shared_launch() -> Iterator[None]:
+    """Hold the lock shared for one kernel launch (which must end by synchronizing) where
+    this process holds nothing; under a hold it already has, the launch just runs.
+
+    The CUDA C track's launches (:mod:`course.gemm.cudac.gpu`) and Numba's (the hook of
+    :func:`hold_shared_on_launch`) both go through here.
+    """
+    lock = current()
+    if lock is None or lock.mode is not None:
+        yield
+        return
+    lock.acquire("shared")
+    _FOR_LAUNCH.held = True
+    try:
+        yield
+    finally:
+        _FOR_LAUNCH.held = False
+        lock.release()
+
+
+def held_for_launch() -> bool:
+    """True inside :func:`shared_launch` when it took the lock for this launch."""
+    return bool(getattr(_FOR_LAUNCH, "held", False))
 
 
 def _synchronize() -> None:

@@ -21,6 +21,7 @@ source notebook; ``tests/test_release_files.py`` checks that they all carry it.
 from __future__ import annotations
 
 from course.runtime import config
+from course.runtime.i18n import _
 
 _TEMPLATE = '''\
 # Setup, the same first cell in every notebook of the week: on Colab it installs the course
@@ -35,12 +36,15 @@ if importlib.util.find_spec("course") is None:
     if "google.colab" not in sys.modules and "COLAB_RELEASE_TAG" not in os.environ:
         raise ModuleNotFoundError("The course package is not installed. In a terminal, run: "
                                   f'pip install "{{COURSE_PACKAGE}}", then restart the kernel.')
-    print("Installing the course package into this Colab runtime (a minute or so) ...")
+    print(f"⏳ pip install {{COURSE_PACKAGE}}")  # a minute or so; no words: no catalog yet
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", COURSE_PACKAGE],
                          capture_output=True, text=True)
     if pip.returncode != 0:
         raise RuntimeError("Installing the course package failed:\\n" + pip.stderr[-2000:])
     importlib.invalidate_caches()
+    from course.runtime.setup_cell import report_installed
+
+    report_installed()  # in your notebook's language, now that the course's catalog is here
 
 import course  # before numba: without a GPU, course switches Numba to its simulator
 from course import backend
@@ -58,3 +62,12 @@ def source(requirement: str | None = None) -> str:
         raise ValueError(f"the pip requirement must not contain quotes or newlines: "
                          f"{requirement!r}")
     return _TEMPLATE.format(requirement=requirement)
+
+
+def report_installed() -> None:
+    """Say, in the student's language, that the setup cell has just installed the package.
+
+    The setup cell runs before ``course`` (and its message catalog) exists, so while pip runs
+    it shows only the command; this line, printed once the package is importable, is the
+    sentence."""
+    print(_("Installed the course package into this Colab runtime."))

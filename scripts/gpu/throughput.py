@@ -226,8 +226,9 @@ def main(argv: list[str] | None = None) -> int:
 
     report = [f"# Grading throughput, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
               "", f"- Versions: {versions()}", f"- Machine: {os.cpu_count()} cores, {gpus} GPU(s)",
-              f"- Command: `python3 scripts/gpu/throughput.py --full-serial {args.full_serial} "
-              f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
+              "- Command: `python3 scripts/gpu/throughput.py "
+              + ("--skip-serial " if args.skip_serial else f"--full-serial {args.full_serial} ")
+              + f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
               + (f" --workers {args.workers}" if args.workers else "") + "`", "",
               "| phase | workers | students (full + checks) | wall s | wall ÷ students | "
               f"s per full submission (its line) | projected for {TARGET} full |",

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from course.gemm.cudac.source import KernelSpec, full_source
-from course.runtime import backend
+from course.runtime import backend, gpulock
 
 GUARD = 64
 _CACHE_DIR: str | None = None
@@ -86,9 +86,12 @@ def attributes(kernel: Any) -> dict[str, int]:
 
 
 def launch(kernel: Any, grid: tuple[int, int], block: tuple[int, int], args: tuple) -> None:
-    """Launch and wait; the arguments must already have the kernel's C types."""
-    kernel((int(grid[0]), int(grid[1])), (int(block[0]), int(block[1])), args)
-    cupy_module().cuda.Device().synchronize()
+    """Launch and wait; the arguments must already have the kernel's C types. While grading,
+    the launch holds the GPU lock shared (:func:`course.runtime.gpulock.shared_launch`), so it
+    never runs during another student's timing."""
+    with gpulock.shared_launch():
+        kernel((int(grid[0]), int(grid[1])), (int(block[0]), int(block[1])), args)
+        cupy_module().cuda.Device().synchronize()
 
 
 def _guarded(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:

@@ -29,6 +29,7 @@ from course.gemm.launch import (
     naive_launch,
     tiled_launch,
 )
+from course.runtime.i18n import _
 
 ARGUMENTS = ("M", "N", "K", "A", "B", "C")
 
@@ -82,25 +83,28 @@ def _is_device_array(x: Any) -> bool:
 def check_arguments(args: tuple, on_gpu: bool) -> tuple[int, int, int]:
     """Validate ``(M, N, K, A, B, C)`` as a launch needs them; return (M, N, K)."""
     if not isinstance(args, tuple) or len(args) != 6:
-        raise GemmInputError(
-            f"the kernel takes 6 arguments (M, N, K, A, B, C) as a tuple, got {args!r:.80}")
+        raise GemmInputError(_(
+            "the kernel takes 6 arguments (M, N, K, A, B, C) as a tuple, got {args}").format(
+                args=f"{args!r:.80}"))
     sizes = []
     for name, value in zip(ARGUMENTS[:3], args[:3], strict=True):
         if isinstance(value, bool) or not isinstance(value, np.int32):
-            kind = "a Python int" if isinstance(value, int) else type(value).__name__
-            raise GemmInputError(
-                f"argument {name} is {kind}, but the kernel declares `int {name}`, a 32-bit "
-                f"integer: pass np.int32({name}). CuPy passes a Python int as a 64-bit "
-                "value, so the kernel would read the wrong bytes for every argument after it.")
+            kind = _("a Python int") if isinstance(value, int) else type(value).__name__
+            raise GemmInputError(_(
+                "argument {name} is {kind}, but the kernel declares `int {name}`, a 32-bit "
+                "integer: pass np.int32({name}). CuPy passes a Python int as a 64-bit value, so "
+                "the kernel would read the wrong bytes for every argument after it.").format(
+                    name=name, kind=kind))
         sizes.append(int(value))
     for name, value in zip(ARGUMENTS[3:], args[3:], strict=True):
         if on_gpu and not _is_device_array(value):
-            raise GemmInputError(f"argument {name} must be a CuPy array on the GPU "
-                                 f"(cupy.asarray({name})), got {type(value).__name__}")
+            raise GemmInputError(_("argument {name} must be a CuPy array on the GPU "
+                                   "(cupy.asarray({name})), got {kind}").format(
+                name=name, kind=type(value).__name__))
     M, N, K = check_operands(*args[3:])
     if tuple(sizes) != (M, N, K):
-        raise GemmInputError(f"M, N, K = {tuple(sizes)} do not match the arrays' shapes "
-                             f"(A {M}×{K}, B {K}×{N}, C {M}×{N})")
+        raise GemmInputError(_("M, N, K = {sizes} do not match the arrays' shapes (A {M}×{K}, "
+                               "B {K}×{N}, C {M}×{N})").format(sizes=tuple(sizes), M=M, N=N, K=K))
     return M, N, K
 
 
@@ -127,7 +131,7 @@ def call(source: str, grid: tuple[int, int], block: tuple[int, int], args: tuple
 
 def matmul(gk: CudaGemm, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """C = A·B with the contract's launch (for demos), on the GPU or the CPU runner."""
-    M, N, _ = check_operands(A, B)
+    M, N, _K = check_operands(A, B)
     cfg = gk.launch_for(M, N)
     if where() == "gpu":
         cp = gpu.cupy_module()
@@ -144,19 +148,20 @@ def describe() -> str:
     lines = []
     try:
         major, minor = nvrtc.version()
-        lines.append(f"CUDA C compiles here with NVRTC {major}.{minor}.")
+        lines.append(_("CUDA C compiles here with NVRTC {version}.").format(
+            version=f"{major}.{minor}"))
     except nvrtc.NvrtcUnavailableError as exc:
-        lines.append(f"CUDA C cannot be compiled here: {exc}.")
+        lines.append(_("CUDA C cannot be compiled here: {error}.").format(error=exc))
     if gpu.available():
-        lines.append("Kernels run on the GPU through CuPy's RawKernel; timings are real.")
+        lines.append(_("Kernels run on the GPU through CuPy's RawKernel; timings are real."))
     elif cpu.available():
-        lines.append("No GPU with CuPy: kernels run on the course's CPU runner (correct results, "
-                     "every memory access checked, no timings).")
+        lines.append(_("No GPU with CuPy: kernels run on the course's CPU runner (correct "
+                       "results, every memory access checked, no timings)."))
     else:
         try:
             cpu.compiler()
         except cpu.CpuRunnerUnavailableError as exc:
-            lines.append(f"Kernels cannot run here: {exc}.")
+            lines.append(_("Kernels cannot run here: {reason}.").format(reason=exc))
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from course.gemm.cudac import nvrtc
+from course.runtime.i18n import _
 
 PARAMETERS = "(int M, int N, int K, const float* A, const float* B, float* C)"
 _MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$", re.M)
@@ -106,13 +107,15 @@ def _probe_problem(log: str, spec: KernelSpec) -> str | None:
     if _PROBE_FILE not in log:
         return None
     if "is undefined" in log:
-        return (f"{spec.variable} defines no function called {spec.name}: the kernel must be "
-                f"`extern \"C\" __global__ void {spec.name}{PARAMETERS}`")
+        return _("{variable} defines no function called {name}: the kernel must be "
+                 "`extern \"C\" __global__ void {name}{parameters}`").format(
+            variable=spec.variable, name=spec.name, parameters=PARAMETERS)
     m = re.search(r"\[with T=void \(([^)]*)\)\]", log)
-    got = f"({m.group(1)})" if m else "other parameter types"
-    return (f"{spec.name} takes {got}, but the course launches it with {PARAMETERS}: three "
-            "32-bit ints (the sizes are passed as np.int32) and three float pointers, in "
-            "this order. Another type (long, size_t, double*) or order reads garbage at launch.")
+    got = f"({m.group(1)})" if m else _("other parameter types")
+    return _("{name} takes {got}, but the course launches it with {parameters}: three 32-bit "
+             "ints (the sizes are passed as np.int32) and three float pointers, in this order. "
+             "Another type (long, size_t, double*) or order reads garbage at launch.").format(
+        name=spec.name, got=got, parameters=PARAMETERS)
 
 
 @dataclass(frozen=True)
@@ -138,18 +141,20 @@ def compile_kernel(source: object, spec: KernelSpec, tile: int | None = None,
         problem = _probe_problem(result.log, spec)
         if problem is None:
             major, minor = nvrtc.version()
-            problem = (f"{spec.variable}{where} does not compile. NVRTC {major}.{minor} says "
-                       f"(line numbers count the lines of your string):\n"
-                       f"{_student_log(result.log, spec)}")
+            problem = _("{variable}{where} does not compile. NVRTC {version} says (line "
+                        "numbers count the lines of your string):\n{log}").format(
+                variable=spec.variable, where=where, version=f"{major}.{minor}",
+                log=_student_log(result.log, spec))
         raise CudaCompileError(problem)
     entries = result.entries
     if spec.name not in entries:
         mangled = [e for e in entries if spec.name in e]
         if mangled:
-            raise CudaCompileError(
-                f"{spec.variable}: the kernel is compiled as `{mangled[0]}`, a C++ name, so "
-                f"the course cannot find `{spec.name}`: start the definition with "
-                f"`extern \"C\" __global__`")
-        raise CudaCompileError(f"{spec.variable}: {spec.name} must be a kernel "
-                               f"(`extern \"C\" __global__ void {spec.name}{PARAMETERS}`)")
+            raise CudaCompileError(_(
+                "{variable}: the kernel is compiled as `{mangled}`, a C++ name, so the course "
+                "cannot find `{name}`: start the definition with `extern \"C\" __global__`").format(
+                    variable=spec.variable, mangled=mangled[0], name=spec.name))
+        raise CudaCompileError(_("{variable}: {name} must be a kernel (`extern \"C\" __global__ "
+                                 "void {name}{parameters}`)").format(
+            variable=spec.variable, name=spec.name, parameters=PARAMETERS))
     return CompiledKernel(spec, tile, result)
