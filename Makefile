@@ -29,23 +29,23 @@ install: $(STAMP) system-deps
 ## A stand-in for a student's Colab runtime (Python 3.13, Colab's versions), built once and
 ## reused while tests/colab-versions.txt is unchanged: the release tests run notebooks in it.
 colab-venv: $(STAMP)
-	$(BIN)/python scripts/colab_runtime.py
+	$(BIN)/python scripts/build/colab_runtime.py
 
 ## bubblewrap isolates student code while grading; chromium drives the browser test.
 system-deps:
-	@bash scripts/system-deps.sh
+	@bash scripts/build/system-deps.sh
 
 ## The sample class's slowest honest cell takes well under a minute even on 2 busy cores, so the
 ## demo waits 60 s for a cell (real grading: 600) and then 20 s for the rest of that notebook:
 ## fay_hangs costs about two and a half minutes instead of half an hour.
-## demo: one sample student of every kind (samples.CORE_CLASS); demo-full: all of them.
+## demo: one sample student of every kind (sample_class.CORE_CLASS); demo-full: all of them.
 demo: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
-		$(BIN)/python -m autograder.harness demo --class demo
+		$(BIN)/python -m autograder demo --class demo
 
 demo-full: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
-		$(BIN)/python -m autograder.harness demo --class full
+		$(BIN)/python -m autograder demo --class full
 
 ## The message catalog of the Korean edition (course/runtime/i18n.py): extract every _() / N_()
 ## message of course/ and autograder/ (Babel, [tool.babel] in pyproject.toml), merge it into
@@ -61,25 +61,26 @@ catalog: install
 	$(BIN)/pybabel compile -D course -d $(CATALOG) --statistics
 
 release: install
-	$(BIN)/python -m autograder.harness release
+	$(BIN)/python -m autograder release
 
 grade: install
-	$(BIN)/python -m autograder.harness grade --engine $(ENGINE) \
+	$(BIN)/python -m autograder grade --engine $(ENGINE) \
 	  $(if $(SLURM_ARGS),--sbatch-args "$(SLURM_ARGS)")
 
 ## An LMS's bulk download (Canvas, Moodle) into submitted/: make collect ZIP=path/to/download.zip
 ## [LAYOUT=canvas|moodle] [MAPPING=ids.csv] [REGEX='…' for another LMS] (README, "Handing in")
 collect: install
-	$(BIN)/python -m autograder.harness collect --zip "$(ZIP)" \
+	$(BIN)/python -m autograder collect --zip "$(ZIP)" \
 	  $(if $(LAYOUT),--layout "$(LAYOUT)") $(if $(MAPPING),--mapping "$(MAPPING)") \
 	  $(if $(REGEX),--regex '$(value REGEX)')
 
 table: install
-	$(BIN)/python -m autograder.harness table
+	$(BIN)/python -m autograder table
 
 test: install colab-venv
 	$(BIN)/ruff check .
-	@# course/'s layers and no import cycle (contracts in pyproject.toml, docs/architecture.md)
+	@# the layers of course/ and autograder/, no import cycle, the sample class kept apart
+	@# (contracts in pyproject.toml, docs/architecture.md)
 	$(BIN)/lint-imports
 	@# types of course/ and autograder/ ([tool.mypy] in pyproject.toml)
 	$(BIN)/mypy
@@ -125,8 +126,8 @@ lint: install
 
 ## The figures, and their copies embedded in the notebooks (cell attachments).
 figures: install
-	$(BIN)/python scripts/make_figures.py --out assets
-	$(BIN)/python scripts/make_figures.py --lang ko --out assets/ko
+	$(BIN)/python scripts/build/make_figures.py --out assets
+	$(BIN)/python scripts/build/make_figures.py --lang ko --out assets/ko
 	$(BIN)/python -m autograder.release
 
 clean:

@@ -3,7 +3,7 @@
 Used by tests/test_korean_outputs.py (a slice in ``make test``, every notebook of both tracks
 in ``make test-ko``). :func:`run_track` copies the Korean release into a scratch folder (the
 notebooks read each other, as a student's do), fills every answer cell with the course's
-solutions, leaves the other track's notebooks 2 and 3 out (as ``scripts/run_notebooks.py
+solutions, leaves the other track's notebooks 2 and 3 out (as ``scripts/gpu/run_notebooks.py
 --track`` does), and executes the chosen notebooks on the simulator with ``COURSE_LANG=ko``
 (nbclient's kernel cannot find its notebook's metadata; a student's can). :func:`english_prose`
 then names every output line that holds a run of three or more English words.
@@ -24,12 +24,12 @@ from typing import Any
 import nbformat
 from nbclient import NotebookClient
 
-from autograder import samples
+import sample_class as samples
 from course.runtime.backend import AUTOGRADE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE_KO = ROOT / "release-ko" / "week4"
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 from run_notebooks import TRACK_NOTEBOOKS, left_out, problems  # noqa: E402
 
 #: Which notebooks each track's run executes: notebooks 04 and 06 read the student's kernels

@@ -1,18 +1,18 @@
 """Random student edits of the release notebooks, and the course's real sanitize pipeline.
 
 What a submission's score depends on: nbgrader records, for every test cell, the verdict of the
-trusted re-check (:mod:`autograder.trusted`), which runs the test cell's code (the instructor's,
-from the gradebook) on the *definitions* it needs, rebuilt from the code cells above it
-(:func:`autograder.trusted.make_job`). Execution in the student's kernel is compared with that
-verdict but never scored. So two submissions that reach the end of the sanitize step with the
-same graded cells (ids, points, answers' sources for hand grading) and the same job for every
-test cell get the same score: the job is all the re-check sees. :func:`structure` is that
-fingerprint, taken after the course's sanitize preprocessors — nbgrader's ClearOutput,
-OverwriteKernelspec, OverwriteCells and CheckCellMetadata, with this course's NormaliseCells,
-configured by :func:`autograder.config.configure` exactly as ``nbgrader autograde`` is — ran
-on the notebook as nbgrader reads it from disk. A structure problem that would end in GRADING
-FAILED raises there. Whether equal fingerprints really grade equal is checked end to end on
-notebook 01 (``tests/test_edits.py``).
+trusted re-check (:mod:`autograder.grading.trusted`), which runs the test cell's code (the
+instructor's, from the gradebook) on the *definitions* it needs, rebuilt from the code cells
+above it (:func:`autograder.grading.trusted.make_job`). Execution in the student's kernel is
+compared with that verdict but never scored. So two submissions that reach the end of the
+sanitize step with the same graded cells (ids, points, answers' sources for hand grading) and
+the same job for every test cell get the same score: the job is all the re-check sees.
+:func:`structure` is that fingerprint, taken after the course's sanitize preprocessors —
+nbgrader's ClearOutput, OverwriteKernelspec, OverwriteCells and CheckCellMetadata, with this
+course's NormaliseCells, configured by :func:`autograder.grading.config.configure` exactly as
+``nbgrader autograde`` is — ran on the notebook as nbgrader reads it from disk. A structure
+problem that would end in GRADING FAILED raises there. Whether equal fingerprints really grade
+equal is checked end to end on notebook 01 (``tests/test_edits.py``).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from typing import Any
 import nbformat
 from hypothesis import strategies as st
 
-from autograder.names import ASSIGNMENT
-from autograder.samples import build_notebook, edits
-from autograder.translation import LANGUAGES as TRANSLATED
-from autograder.translation import SOURCE_LANGUAGE, release_dir
-from autograder.worker import nbgrader_env
+from autograder.release.translation import LANGUAGES as TRANSLATED
+from autograder.release.translation import SOURCE_LANGUAGE, release_dir
+from autograder.runner.names import ASSIGNMENT
+from autograder.runner.worker import nbgrader_env
+from sample_class import build_notebook, edits
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "release" / ASSIGNMENT).glob("*.ipynb"))
@@ -73,7 +73,7 @@ def sanitize(course: Path, notebook: str, nb: dict[str, Any]) -> nbformat.Notebo
     reads it from disk; raise what nbgrader would raise."""
     from traitlets.config import Config
 
-    from autograder.config import configure
+    from autograder.grading.config import configure
 
     c = Config()
     configure(c, course)
@@ -101,7 +101,7 @@ def missing_attachments(nb: nbformat.NotebookNode) -> list[str]:
 def structure(nb: nbformat.NotebookNode) -> dict[str, Any]:
     """What the score depends on (see the module docstring), and the figures the feedback
     cannot find."""
-    from autograder.trusted import is_test_cell, make_job
+    from autograder.grading.trusted import is_test_cell, make_job
 
     graded, jobs = [], []
     for i, cell in enumerate(nb.cells):

@@ -1,6 +1,6 @@
-"""The shape of course/ (docs/architecture.md): small modules in layers, and one student-facing
-API — ``import course``, ``course.checks``, ``course.tools`` — for every notebook (source and both
-releases), docs/contract.md, the README and the sample students.
+"""The shape of course/ and autograder/ (docs/architecture.md): small modules in layers, and one
+student-facing API — ``import course``, ``course.checks``, ``course.tools`` — for every notebook
+(source and both releases), docs/contract.md, the README and the sample students.
 
 The layers themselves, and that there is no import cycle, are checked by import-linter
 (``lint-imports``, contracts in pyproject.toml), which ``make test`` runs.
@@ -29,6 +29,7 @@ COURSE = ROOT / "course"
 MAX_LINES = 400
 #: the layers; outside them are only course/__init__.py and the face course/tools.py.
 LAYERS = ("runtime", "trust", "gemm", "perf", "checks", "notebooks", "_isolated")
+AUTOGRADER = ROOT / "autograder"
 
 
 def too_long(root: Path, limit: int = MAX_LINES) -> list[str]:
@@ -43,6 +44,10 @@ def too_long(root: Path, limit: int = MAX_LINES) -> list[str]:
 
 def test_no_module_of_course_is_over_the_limit():
     assert too_long(COURSE) == [], f"split these by job (at most {MAX_LINES} lines each)"
+
+
+def test_no_module_of_the_grader_is_over_the_limit():
+    assert too_long(AUTOGRADER) == [], f"split these by job (at most {MAX_LINES} lines each)"
 
 
 def test_the_length_check_finds_a_long_module(tmp_path):
@@ -151,7 +156,7 @@ def student_facing() -> dict[str, list[tuple[str, str]]]:
     for doc in (ROOT / "docs" / "contract.md", ROOT / "README.md"):
         text = doc.read_text()
         found[doc.name] = [("code", s) for s in _FENCE.findall(text)] + [("markdown", text)]
-    for sample in sorted((ROOT / "autograder" / "samples" / "students").glob("*.py")):
+    for sample in sorted((ROOT / "sample_class" / "students").glob("*.py")):
         strings = [n.value for n in ast.walk(ast.parse(sample.read_text()))
                    if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         found[sample.name] = [("code", s) for s in strings]

@@ -147,10 +147,11 @@ def test_sweep_model_is_a_flat_reference_line(solution: Any) -> None:
 def test_the_ladder_script_builds_every_rung() -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gpu_bonus_ladder", ROOT / "scripts" /
-                                                  "gpu_bonus_ladder.py")
+    sys.path.insert(0, str(ROOT / "scripts" / "gpu"))  # its `from common import …`
+    spec = importlib.util.spec_from_file_location("bonus_ladder", ROOT / "scripts" / "gpu" /
+                                                  "bonus_ladder.py")
     ladder = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_bonus_ladder"] = ladder  # dataclasses look their module up there
+    sys.modules["bonus_ladder"] = ladder  # dataclasses look their module up there
     spec.loader.exec_module(ladder)
     rungs = ladder.ladder()
     assert rungs[0].opts is None and len(rungs) >= 8

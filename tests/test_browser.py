@@ -269,7 +269,7 @@ HAND_GRADED = "why_not_tile_32"
 def _graded_course(tmp: Path) -> Path:
     """A course copy (our nbgrader config), the release, Ada's notebook 6 autograded, clean
     Jupyter settings, and a user-level nbgrader config that only names a writable exchange."""
-    from autograder import samples
+    import sample_class as samples
 
     root = tmp / "course"
     root.mkdir()
@@ -278,7 +278,7 @@ def _graded_course(tmp: Path) -> Path:
     shutil.copytree(ROOT / "assets", root / "assets")  # the release embeds the figures
     shutil.copy(ROOT / "nbgrader_config.py", root)
     env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), PYTHONPATH=str(ROOT))
-    harness = [sys.executable, "-m", "autograder.harness"]
+    harness = [sys.executable, "-m", "autograder"]
     out = subprocess.run([*harness, "release", "--root", str(root)], env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
@@ -356,7 +356,7 @@ def test_hand_grading_in_the_formgrader(tmp_path: Path) -> None:
     assert saved == (2.0, False, "Clear: reuse against one resident block per SM.")
 
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "autograder.harness", "table", "--root",
+    out = subprocess.run([sys.executable, "-m", "autograder", "table", "--root",
                           str(root), "--json", str(tmp_path / "table.json")], env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

@@ -1,5 +1,5 @@
-"""The CUDA C bonus ladder (scripts/cudac_ladder.py) computes the right product with no race,
-on the CPU runner: its GPU timings in scripts/gpu_cudac.py are of correct kernels."""
+"""The CUDA C bonus ladder (scripts/reference/cudac_ladder.py) computes the right product with no
+race, on the CPU runner: its GPU timings in scripts/gpu/cudac.py are of correct kernels."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from course.gemm.cudac import cpu, nvrtc
 from course.gemm.cudac.source import KernelSpec, compile_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("cudac_ladder", ROOT / "scripts" / "cudac_ladder.py")
+spec = importlib.util.spec_from_file_location("cudac_ladder",
+                                              ROOT / "scripts" / "reference" / "cudac_ladder.py")
 ladder = importlib.util.module_from_spec(spec)
 sys.modules["cudac_ladder"] = ladder
 spec.loader.exec_module(ladder)
@@ -53,9 +54,10 @@ def test_a_race_in_the_double_buffer_is_caught() -> None:
 
 
 def test_gpu_script_finds_its_kernels_and_says_it_needs_a_gpu(capsys) -> None:
-    spec_ = importlib.util.spec_from_file_location("gpu_cudac", ROOT / "scripts" / "gpu_cudac.py")
+    sys.path.insert(0, str(ROOT / "scripts" / "gpu"))  # its `from common import …`
+    spec_ = importlib.util.spec_from_file_location("cudac", ROOT / "scripts" / "gpu" / "cudac.py")
     script = importlib.util.module_from_spec(spec_)
-    sys.modules["gpu_cudac"] = script
+    sys.modules["cudac"] = script
     spec_.loader.exec_module(script)
     src = script.kernels()  # the mutations still apply to the notebooks' solutions
     assert set(src) == {"naive", "tiled", "fake", "racy"}

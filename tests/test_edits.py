@@ -12,7 +12,7 @@ job for every test cell, see ``tests/student_edits.py`` — must equal the untou
 Korean release; ``make test-edits`` runs ``COURSE_EDITS_EXAMPLES`` (default 1200) and grades
 a few edited copies of notebook 01 end to end through ``nbgrader autograde`` (sandbox,
 execution, trusted re-check, feedback), which shows that equal fingerprints grade equal.
-Every failure the property found is a named sample student (``autograder/samples/students``).
+Every failure the property found is a named sample student (``sample_class/students``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import student_edits as se
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder import samples
-from autograder.normalise import sentences, settle_copies
-from autograder.restore import RESTORED_KEY
+import sample_class as samples
+from autograder.grading.normalise import sentences, settle_copies
+from autograder.grading.restore import RESTORED_KEY
 
 EXAMPLES = int(os.environ.get("COURSE_EDITS_EXAMPLES", "60"))
 #: every notebook of both tracks, in every release (English, Korean)
@@ -183,7 +183,7 @@ def test_edited_notebooks_grade_as_the_untouched_one_end_to_end(tmp_path: Path) 
     table = course / "table.json"
     env = dict(os.environ, COURSE_CELL_TIMEOUT="60", COURSE_AFTER_TIMEOUT="20",
                COURSE_SANDBOX_HIDE=str(se.ROOT))
-    proc = subprocess.run([sys.executable, "-m", "autograder.harness", "grade", "--root",
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--root",
                            str(course), "--json", str(table)], env=env, capture_output=True,
                           text=True, timeout=3000)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -205,7 +205,7 @@ def test_a_student_whose_feedback_fails_does_not_cost_the_class_its_export(
     export must run, and the run must say that feedback was not written."""
     from types import SimpleNamespace
 
-    from autograder import harness
+    from autograder.cli import harness
 
     (tmp_path / "submitted" / "ada").mkdir(parents=True)
     calls: list[str] = []

@@ -4,7 +4,7 @@ The instructor releases week 4 into an exchange folder made as nbgrader's docume
 (everyone may read and write it); each student fetches it in their own home, answers
 notebook 01 and submits — Ann twice (the later submission counts: nbgrader collect keeps the
 newest), Ben a Colab copy (``Copy of 01_….ipynb``) he never answered; the instructor collects,
-grades with this course's config and sandbox (``python -m autograder.harness grade``, what
+grades with this course's config and sandbox (``python -m autograder grade``, what
 ``make grade`` runs) and releases feedback; each student fetches feedback and finds only their
 own, and can list neither the other's submission nor the feedback folder.
 
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import samples
-from autograder.names import ASSIGNMENT, COURSE_ID
+import sample_class as samples
+from autograder.runner.names import ASSIGNMENT, COURSE_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 NB1 = "01_arithmetic_intensity"
@@ -214,7 +214,7 @@ def test_release_fetch_submit_collect_grade_feedback(accounts) -> None:
     assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(
         [users["ann"], users["ben"]])
     table = course / "table.json"
-    graded = _run([str(python), "-m", "autograder.harness", "grade", "--root", str(course),
+    graded = _run([str(python), "-m", "autograder", "grade", "--root", str(course),
                    "--json", str(table)],
                   instructor, cwd=course, env=env(instructor), timeout=900)
     rows = json.loads(table.read_text())

@@ -1,4 +1,4 @@
-"""scripts/make_figures.py writes three legible, deterministic PNGs, and their Korean copies
+"""scripts/build/make_figures.py writes three legible, deterministic PNGs, and their Korean copies
 with every glyph drawn (assets/ko/, for the Korean release)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import matplotlib.image as mpimg
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "make_figures.py"
+SCRIPT = ROOT / "scripts" / "build" / "make_figures.py"
 NAMES = ("roofline_two_bandwidths.png", "tiling.png", "memory_hierarchy.png")
 
 

@@ -1,4 +1,4 @@
-"""The T4 estimate's model (scripts/gemm_model.py) and its H200 check (CPU parts only)."""
+"""The T4 estimate's model (scripts/reference/gemm_model.py) and its H200 check (CPU parts only)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "reference"))
+sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 import gemm_model as gm  # noqa: E402
 
 from course.runtime import gpu_classes  # noqa: E402
@@ -69,13 +70,14 @@ def test_the_dram_floor_binds_where_it_should():
 
 def test_docs_quote_the_models_table_and_estimate():
     doc = (ROOT / "docs" / "t4-estimate.md").read_text()
-    assert gm.table() in doc, "docs/t4-estimate.md is stale: paste `python scripts/gemm_model.py`"
+    assert gm.table() in doc, ("docs/t4-estimate.md is stale: paste "
+                               "`python scripts/reference/gemm_model.py`")
     low, mid, high = gm.ratio_range(gm.T4)
     assert f"{mid:.1f}× (range {low:.1f}–{high:.1f}×)" in doc
 
 
 def test_the_h200_check_reports_from_numbers(capsys):
-    import gpu_t4_model_check as check
+    import t4_model_check as check
 
     cal = gm.Calibration()
     sizes = [1024, 2048, 4096]
@@ -102,7 +104,7 @@ def test_the_h200_check_says_why_it_does_nothing_without_a_gpu():
 
     if backend.detect().kind == "gpu":
         pytest.skip("on a GPU the script measures for minutes: run it by hand")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_t4_model_check.py"),
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu" / "t4_model_check.py"),
                            "--out", "/dev/null"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0
     assert proc.stdout.startswith("No GPU here")

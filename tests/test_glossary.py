@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from babel.messages.catalog import Catalog
 
-from autograder import translation
+from autograder.release import translation
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "docs" / "glossary-ko.md"

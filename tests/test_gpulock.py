@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import gpulock as placement
-from autograder import sandbox
+from autograder.sandbox import bwrap as sandbox
+from autograder.sandbox import gpulock as placement
 from course.runtime import gpulock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,7 +238,7 @@ def test_trusted_children_reach_the_lock_and_the_notebook_kernel_does_not(
 # each job's code, append one JSON line per job.
 LIGHT_CHILD = textwrap.dedent("""
     import contextlib, io, json, os, pathlib, sys
-    for line in sys.stdin:  # the serving protocol of autograder.trusted_child, without Numba
+    for line in sys.stdin:  # the serving protocol of grading.trusted_child, without Numba
         folder = pathlib.Path(line.strip())
         request = json.loads((folder / "request.json").read_text())
         os.environ.update(request["env"])
@@ -258,7 +258,7 @@ LIGHT_CHILD = textwrap.dedent("""
 def test_a_check_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypatch) -> None:
     """Time spent waiting for another grader's timing is not charged to the student; a
     cell that really hangs still times out."""
-    from autograder import trusted_process
+    from autograder.grading import trusted_process
 
     course = tmp_path / "course"
     course.mkdir()

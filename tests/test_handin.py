@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import harness, samples
+import sample_class as samples
+from autograder.cli import harness
 from autograder.handin import collect, failure, ready, report, tidy
 from autograder.handin.recognise import Release, by_name, stem
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASED = sorted(p.stem for p in (ROOT / "release" / ASSIGNMENT).glob("*.ipynb"))
@@ -285,7 +286,7 @@ def test_make_grade_in_a_fresh_course_directory(course: Path) -> None:
     _write(course / "submitted" / "kid" / ASSIGNMENT / "scratch.ipynb",
            {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     assert not ready.has_assignment(course)
-    proc = subprocess.run([sys.executable, "-m", "autograder.harness", "grade", "--root",
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--root",
                            str(course), "--json", str(course / "table.json")],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -236,7 +236,8 @@ def test_a_notebook_with_a_wrong_language_says_so(tmp_path, monkeypatch):
 
 
 def test_the_grader_reads_the_language_and_hands_it_to_the_kernel(monkeypatch):
-    from autograder import execute, languages, sandbox
+    from autograder.grading import execute, languages
+    from autograder.sandbox import bwrap as sandbox
 
     notebook = {"metadata": {"course": {"language": "ko"}}}
     assert languages.grading_language(notebook) == "ko"
@@ -277,7 +278,7 @@ def test_the_verdict_does_not_depend_on_the_language(monkeypatch):
     """The audit compares pass/fail, never the words: a Korean ✗ is the grader's ✗."""
     from nbformat.notebooknode import NotebookNode
 
-    from autograder.trusted import notebook_verdict
+    from autograder.grading.trusted import notebook_verdict
     from course.checks.answers import AnswerError, expect_close
 
     verdicts = []
@@ -295,12 +296,13 @@ def test_the_verdict_does_not_depend_on_the_language(monkeypatch):
     assert "반환값이 2인데" in ko_text
 
 
-@pytest.mark.skipif(__import__("autograder.sandbox").sandbox.bwrap_path() is None,
+@pytest.mark.skipif(__import__("autograder.sandbox.bwrap").sandbox.bwrap.bwrap_path() is None,
                     reason="bubblewrap is not installed (make system-deps)")
 def test_the_trusted_recheck_speaks_the_notebooks_language(tmp_path):
     """End to end through the sandbox: COURSE_LANG reaches the check process (its allow-list),
     the check's error and the grader's own timeout message and note are Korean."""
-    from autograder import limits, trusted_process
+    from autograder.grading import trusted_process
+    from autograder.sandbox import limits
 
     def job(grade_id: str, code: str) -> dict:
         return {"grade_id": grade_id, "code": code, "bundle": {"source": "\n", "names": []},
@@ -320,15 +322,16 @@ def test_the_trusted_recheck_speaks_the_notebooks_language(tmp_path):
     assert notes == ["검사 hangs이 3 s 안에 끝나지 않았다; 노트북의 다른 검사에는 1 s가 주어졌다"]
 
 
-@pytest.mark.skipif(__import__("autograder.sandbox").sandbox.bwrap_path() is None,
+@pytest.mark.skipif(__import__("autograder.sandbox.bwrap").sandbox.bwrap.bwrap_path() is None,
                     reason="bubblewrap is not installed (make system-deps)")
 def test_the_sandboxed_kernel_speaks_the_notebooks_language(tmp_path, monkeypatch):
     """End to end: a notebook marked Korean runs in the grading sandbox's kernel, which gets
     COURSE_LANG=ko (and would say "en tile" if it did not)."""
     import nbformat
 
-    from autograder import config, sandbox
-    from autograder.execute import SurvivingExecute
+    from autograder.grading import config
+    from autograder.grading.execute import SurvivingExecute
+    from autograder.sandbox import bwrap as sandbox
 
     course = tmp_path / "course"
     work = course / "autograded" / "s" / "week4"

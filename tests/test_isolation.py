@@ -23,7 +23,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import config, limits, sandbox
+from autograder.grading import config
+from autograder.sandbox import bwrap as sandbox
+from autograder.sandbox import limits
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_path() is None,
@@ -252,7 +254,7 @@ def test_gpu_devices_and_driver_only_where_asked(tmp_path: Path) -> None:
 
 def _run_notebook(sources: list[str], tmp_path: Path, timeout: int = 60,
                   resources: dict | None = None):
-    from autograder.execute import DEAD_KERNEL_KEY, NOTES_KEY, SurvivingExecute
+    from autograder.grading.execute import DEAD_KERNEL_KEY, NOTES_KEY, SurvivingExecute
 
     course = tmp_path / "course"
     work = course / "autograded" / "s" / "week4"
@@ -342,7 +344,7 @@ def test_the_kernel_reads_the_rechecks_record_and_cannot_change_it(tmp_path: Pat
                                                                    kernel_env) -> None:
     """The trusted re-check's recorded outcomes reach the kernel read-only (to replay them,
     course/trust/replay.py); the grader's own environment is left as it was."""
-    from autograder.execute import PRECHECK_KEY
+    from autograder.grading.execute import PRECHECK_KEY
 
     outputs, dead, _, _ = _run_notebook([
         "import os\np = os.environ['COURSE_CHECK_REPLAY']\nprint(open(p).read())",
@@ -452,7 +454,7 @@ def _job(grade_id: str, code: str) -> dict:
 
 @needs_bwrap
 def test_trusted_checks_share_a_short_budget_after_a_timeout(tmp_path: Path, planted) -> None:
-    from autograder import trusted_process
+    from autograder.grading import trusted_process
 
     secret, places = planted
     notes: list[str] = []

@@ -20,8 +20,8 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import OverwriteCells
 from nbgrader.utils import compute_checksum
 
-from autograder.languages import LocalizedOverwriteCells
-from autograder.restore import RestoreCells
+from autograder.grading.languages import LocalizedOverwriteCells
+from autograder.grading.restore import RestoreCells
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "01_arithmetic_intensity"

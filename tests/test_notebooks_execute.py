@@ -1,7 +1,7 @@
 """The student's path, on Colab's versions: the release folder alone runs, and any release
 notebook opened first and alone on Colab gets past its setup cell.
 
-Both run in a stand-in for a Colab runtime (scripts/colab_runtime.py): Python 3.13 with
+Both run in a stand-in for a Colab runtime (scripts/build/colab_runtime.py): Python 3.13 with
 Colab's numba 0.61.2, numba-cuda 0.22.2, NumPy 2.1.3, matplotlib 3.10.0 and ipywidgets 7.7.1
 (tests/colab-versions.txt), the course package installed from a wheel as a student installs
 it, never from the repository, and kernels on Numba's simulator.
@@ -29,12 +29,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import samples
+import sample_class as samples
 from course.runtime import setup_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = sorted((ROOT / "release" / "week4").glob("*.ipynb"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "build"))
+sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 import colab_runtime  # noqa: E402
 from korean_outputs import english_runs  # noqa: E402
 from run_notebooks import problems  # noqa: E402  (the runner the GPU session uses)

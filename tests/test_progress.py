@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engines, progress, table
-from autograder.names import ASSIGNMENT
-from autograder.table import Row
+from autograder import engines
+from autograder.engines import local, progress, slurm
+from autograder.results import table
+from autograder.results.table import Row
+from autograder.runner.names import ASSIGNMENT
 
 
 def test_a_line_per_student_and_a_bar_over_the_class() -> None:
@@ -65,25 +67,25 @@ def test_workers_default_and_override(monkeypatch) -> None:
     import course.runtime.backend
 
     monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
-    monkeypatch.setattr(engines.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 16)
     monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (1, ""))
-    assert engines.workers() == 8  # a GPU machine: half the cores
+    assert local.workers() == 8  # a GPU machine: half the cores
     monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (0, "no driver"))
-    assert engines.workers() == 4
+    assert local.workers() == 4
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "3")
-    assert engines.workers() == 3
+    assert local.workers() == 3
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "lots")
     with pytest.raises(SystemExit, match="whole number"):
-        engines.workers()
+        local.workers()
 
 
 def test_unknown_engine_and_bad_sizes_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown engine 'ray'"):
         engines.make_engine("ray", workers=1)
     with pytest.raises(ValueError, match="at least 1"):
-        engines.LocalEngine(0)
+        local.LocalEngine(0)
     with pytest.raises(ValueError, match="at least 1"):
-        engines.SlurmEngine(per_task=0)
+        slurm.SlurmEngine(per_task=0)
 
 
 def _gradebooks(tmp_path: Path, students: dict[str, list[str]]) -> dict[str, Path]:
@@ -114,7 +116,7 @@ def _gradebooks(tmp_path: Path, students: dict[str, list[str]]) -> dict[str, Pat
 
 
 def test_merge_takes_autograder_results_and_keeps_hand_grades(tmp_path: Path) -> None:
-    engines._alembic_on_path()  # the Gradebook runs alembic
+    slurm._alembic_on_path()  # the Gradebook runs alembic
     from nbgrader.api import Gradebook
 
     dbs = _gradebooks(tmp_path, {"shard": ["ada", "ben"], "course": ["ada"]})
@@ -130,7 +132,7 @@ def test_merge_takes_autograder_results_and_keeps_hand_grades(tmp_path: Path) ->
         g.manual_score, g.needs_manual_grade = 1.5, False
         gb.find_comment("why", "06_tile_sweep", ASSIGNMENT, "ada").manual_comment = "good"
         gb.db.commit()
-    engines.merge_gradebook(shard, course, ["ada", "ben"])
+    slurm.merge_gradebook(shard, course, ["ada", "ben"])
     with Gradebook(f"sqlite:///{course}") as gb:
         assert gb.find_grade("blocks", "06_tile_sweep", ASSIGNMENT, "ada").score == 2.0
         why = gb.find_grade("why", "06_tile_sweep", ASSIGNMENT, "ada")
@@ -146,7 +148,7 @@ def _restored(course: Path, nb: dict) -> dict:
     """What RestoreCells, configured for ``course`` as autograde there is, did to ``nb``."""
     from nbformat import from_dict
 
-    from autograder.restore import RESTORED_KEY, RestoreCells
+    from autograder.grading.restore import RESTORED_KEY, RestoreCells
 
     resources = {"nbgrader": {"assignment": ASSIGNMENT, "notebook": "01_arithmetic_intensity"}}
     out, _ = RestoreCells(course_root=str(course)).preprocess(from_dict(nb), resources)
@@ -159,12 +161,12 @@ def test_a_shard_copy_puts_a_deleted_test_cell_back_as_the_course_does(tmp_path:
     import json
     import shutil
 
-    from autograder import samples
+    import sample_class as samples
 
     root = Path(__file__).resolve().parents[1]
     course = tmp_path / "course"
     course.mkdir()
-    for name in engines.COURSE_FILES:
+    for name in slurm.COURSE_FILES:
         if (root / name).is_dir():
             shutil.copytree(root / name, course / name)
         else:
@@ -179,7 +181,7 @@ def test_a_shard_copy_puts_a_deleted_test_cell_back_as_the_course_does(tmp_path:
     (run / "base.db").write_bytes(b"")
     plan = {"root": str(course), "shards": [["eli"]]}
 
-    shard, students = engines.prepare_shard(run, plan, 0)
+    shard, students = slurm.prepare_shard(run, plan, 0)
     assert students == ["eli"]
     assert (shard / "submitted" / "eli" / ASSIGNMENT / "01_arithmetic_intensity.ipynb").exists()
     added = {"metadata_restored": [], "cells_added": ["ai_gemm_tiled_model"]}
@@ -191,5 +193,5 @@ def test_a_shard_copy_puts_a_deleted_test_cell_back_as_the_course_does(tmp_path:
     with pytest.raises(FileNotFoundError, match="no release notebook"):
         _restored(shard, eli)
     shutil.rmtree(course / "release")
-    with pytest.raises(engines.GradingError, match=f"no release/{ASSIGNMENT}"):
-        engines.prepare_shard(run, plan, 0)
+    with pytest.raises(local.GradingError, match=f"no release/{ASSIGNMENT}"):
+        slurm.prepare_shard(run, plan, 0)

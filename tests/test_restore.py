@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.restore import normalised, recognise, restore
-from autograder.samples import colab_round_trip, strip_metadata
+from autograder.grading.restore import normalised, recognise, restore
+from sample_class import colab_round_trip, strip_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,7 +117,7 @@ def test_the_notebooks_own_verdict_is_read_as_nbgrader_would_score_it():
     measure (no GPU in the grading kernel) or left to the grader is not compared."""
     from nbformat.v4 import new_code_cell, new_output
 
-    from autograder.trusted import notebook_verdict
+    from autograder.grading.trusted import notebook_verdict
 
     def cell(*outputs, count=1):
         c = new_code_cell("x")

@@ -1,6 +1,6 @@
 """The whole instructor pipeline on the sample class: release, autograde, feedback, table.
 
-Runs `python -m autograder.harness demo` on a copy of the course directory, with the
+Runs `python -m autograder demo` on a copy of the course directory, with the
 repository itself hidden from student code too, and checks every sample student's score,
 the feedback and the table's notes.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import samples
+import sample_class as samples
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -80,7 +80,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
     """The whole sample class, graded once, with secrets planted outside the course (files
     in the home folder, /var/tmp, /srv, /opt; the instructor's environment) and a listener on
     the grading host's loopback, for the hostile students to find."""
-    from autograder.samples.students import quinn_phones_home
+    from sample_class.students import quinn_phones_home
 
     course = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "source", course / "source")
@@ -99,7 +99,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
                COURSE_AFTER_TIMEOUT=os.environ.get("COURSE_AFTER_TIMEOUT", "20"))
     table = course / "table.json"
     try:
-        proc = subprocess.run([sys.executable, "-m", "autograder.harness", "demo", "--root",
+        proc = subprocess.run([sys.executable, "-m", "autograder", "demo", "--root",
                                str(course), "--json", str(table), "--class", CLASS], env=env,
                               capture_output=True, text=True, timeout=1800)
     finally:
@@ -284,7 +284,8 @@ def test_restored_cells_are_said_in_the_table(graded) -> None:
 
 def test_every_expected_note_is_in_the_table(graded) -> None:
     """What a student's spec says the notes must say (copies kept or dropped, an answer below
-    its test, read-only cells put back: autograder/normalise.py) is in that student's row."""
+    its test, read-only cells put back: autograder/grading/normalise.py) is in that student's
+    row."""
     _, table, _ = graded
     specs = samples.sample_students()
     checked = 0
@@ -384,7 +385,7 @@ def _plain_run(path: Path, workdir: Path) -> dict[str, str]:
     import nbformat
     from nbclient import NotebookClient
 
-    from autograder.trusted import is_test_cell
+    from autograder.grading.trusted import is_test_cell
 
     nb = nbformat.read(path, as_version=4)
     env_before = os.environ.pop("NBGRADER_EXECUTION", None)
@@ -466,7 +467,7 @@ def test_hostile_students_leak_nothing_and_the_class_is_graded(graded) -> None:
 
 
 def test_hostile_rows_say_why(graded) -> None:
-    from autograder import limits
+    from autograder.sandbox import limits
 
     course, table, _ = graded
     parents, _ = limits.find_parents()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
+from autograder.sandbox import bwrap as sandbox
 
 pytestmark = pytest.mark.skipif(sandbox.bwrap_path() is None,
                                 reason="bubblewrap is not installed (make system-deps)")

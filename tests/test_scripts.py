@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -21,10 +22,12 @@ import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
 from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
+GPU_SCRIPTS = ROOT / "scripts" / "gpu"
+sys.path.insert(0, str(GPU_SCRIPTS))  # as when they run: `from common import …` finds theirs
 
 
 def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, GPU_SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -32,16 +35,29 @@ def load_script(name: str):
 
 
 def test_versions_line_names_the_packages():
-    common = load_script("gpu_common")
+    common = load_script("common")
     line = common.versions()
     assert "numba" in line and "numpy" in line and line.rstrip().split()[-2] == "Python"
+
+
+def test_a_report_starts_with_its_date_the_gpu_and_the_versions():
+    from types import SimpleNamespace
+
+    common = load_script("common")
+    gpu = SimpleNamespace(device_name="NVIDIA H200", compute_capability=(9, 0), sm_count=132,
+                          driver_cuda="13.0")
+    title, blank, gpu_line, versions = common.report_head("Roofline ceilings", gpu,
+                                                          when="%Y-%m-%d %H:%M UTC")
+    assert re.fullmatch(r"# Roofline ceilings, \d{4}-\d\d-\d\d \d\d:\d\d UTC", title)
+    assert blank == "" and versions == f"- Versions: {common.versions()}"
+    assert gpu_line == "- GPU: NVIDIA H200, cc (9, 0), 132 SMs, driver CUDA 13.0"
 
 
 @pytest.mark.skipif(backend.detect().kind == "gpu", reason="checks the behaviour without a GPU")
 def test_ceilings_script_without_a_gpu(capsys, monkeypatch):
     from numba import cuda
 
-    script = load_script("gpu_ceilings")
+    script = load_script("ceilings")
     a = np.arange(600, dtype=np.float32)
     b = np.ones(600, dtype=np.float32)
     c = cuda.device_array(600, np.float32)
@@ -51,7 +67,7 @@ def test_ceilings_script_without_a_gpu(capsys, monkeypatch):
     c = cuda.device_array(600, np.float32)
     vector_add[1, 256](cuda.to_device(a), cuda.to_device(b), c)
     np.testing.assert_array_equal(c.copy_to_host(), a + b)
-    monkeypatch.setattr(sys, "argv", ["gpu_ceilings.py"])
+    monkeypatch.setattr(sys, "argv", ["ceilings.py"])
     assert script.main() == 0
     assert "needs a GPU" in capsys.readouterr().out
 
@@ -99,7 +115,7 @@ def test_notebook_runner_leaves_the_other_track_out():
 
 def test_part_of_the_sample_class_can_be_staged_and_compared(tmp_path):
     """`harness demo --students …` and `compare_scores.py --only-present`, for short GPU runs."""
-    from autograder import samples
+    import sample_class as samples
 
     ids = samples.build_class(ROOT, tmp_path, only=["nia_one_thread_per_element"])
     assert ids == ["nia_one_thread_per_element"]
@@ -117,10 +133,10 @@ def test_part_of_the_sample_class_can_be_staged_and_compared(tmp_path):
 def test_throughput_script_without_a_gpu(tmp_path, capsys, monkeypatch):
     """The throughput script's parts that need no grading: staging replicas, reading the
     progress lines and the speedup cells, the verdict check and the projection."""
-    from autograder.progress import StudentResult
+    from autograder.engines.progress import StudentResult
     from course.runtime import backend as course_backend
 
-    script = load_script("gpu_throughput")
+    script = load_script("throughput")
     root = tmp_path / "course"
     (root / "release").mkdir(parents=True)
     shutil.copytree(ROOT / "release" / "week4", root / "release" / "week4")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from localslurm import LocalSlurm, SlurmUnavailable
 
-from autograder import samples
+import sample_class as samples
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENTS = ["dee_edits_tests", "eli_deletes_tests"]
@@ -44,7 +44,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 def _start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     env = dict(env or os.environ, COURSE_SANDBOX_HIDE=str(ROOT), COURSE_CELL_TIMEOUT="90",
                PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "autograder.harness", *args, "--root",
+    return subprocess.Popen([sys.executable, "-m", "autograder", *args, "--root",
                              str(root)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

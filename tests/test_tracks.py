@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.table import Row, choose_track, render
+from autograder.results.table import Row, choose_track, render
 
 NOTEBOOKS = ["01_arithmetic_intensity", "02_naive_gemm", "02c_naive_gemm_cuda", "03_tiled_gemm",
              "03c_tiled_gemm_cuda"]

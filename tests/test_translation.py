@@ -15,13 +15,16 @@ import base64
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from babel.messages.pofile import read_po
 
-from autograder import languages, translation
+from autograder.grading import languages
+from autograder.release import translation
 
 ROOT = Path(__file__).resolve().parents[1]
 EN = sorted((ROOT / "release" / "week4").glob("*.ipynb"))
@@ -164,6 +167,23 @@ def _edit_source(course: Path, old: str, new: str) -> None:
     nbformat.write(rel, release)
 
 
+def _translation_command(*args: str) -> subprocess.CompletedProcess:
+    """``python -m autograder translation …``, the command translators type (README)."""
+    return subprocess.run([sys.executable, "-m", "autograder", "translation", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_translation_command_passes_the_current_catalogs_and_names_a_stale_one(
+        course: Path) -> None:
+    ok = _translation_command("check", "--root", str(ROOT))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "ko: every paragraph translated and current" in ok.stdout
+    _edit_source(course, "Only traffic to the GPU's big", "Only the traffic to the GPU's large")
+    stale = _translation_command("check", "--root", str(course))
+    assert stale.returncode == 1 and "untranslated: [definition]" in stale.stdout
+    assert "ko: 2 problem(s)" in stale.stdout
+
+
 def test_a_changed_english_paragraph_fails_until_it_is_translated_again(course: Path) -> None:
     old = "Only traffic to the GPU's big"
     _edit_source(course, old, "Only the traffic to the GPU's large")
@@ -261,7 +281,7 @@ def test_a_notebook_says_its_language_and_one_that_lost_it_is_recognised() -> No
 
 def test_make_release_stops_on_a_stale_catalog_after_writing_the_english_release(
         course: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from autograder import harness
+    from autograder.cli import harness
 
     ran = []
     monkeypatch.setattr(harness, "nbgrader", lambda *args, **kw: ran.append(args))

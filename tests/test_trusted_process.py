@@ -1,4 +1,4 @@
-"""One trusted re-check process per student (autograder/trusted_process.py).
+"""One trusted re-check process per student (autograder/grading/trusted_process.py).
 
 The process that scores a student's test cells pays its imports once for all of that student's
 notebooks. What must not change: each test cell sees only its own rebuilt definitions, no
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox, trusted_process
+from autograder.grading import trusted_process
+from autograder.sandbox import bwrap as sandbox
 
 pytestmark = pytest.mark.skipif(sandbox.bwrap_path() is None,
                                 reason="bubblewrap is not installed (make system-deps)")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engines, nbgrader_cli
-from autograder.progress import StudentResult
-from autograder.worker import Worker, nbgrader_env
+from autograder.engines import local
+from autograder.engines.progress import StudentResult
+from autograder.runner import nbgrader_cli
+from autograder.runner.worker import Worker, nbgrader_env
 
 
 def test_a_worker_reports_each_student_and_survives_a_failure(tmp_path: Path) -> None:
@@ -66,7 +67,7 @@ class _FakeWorker:
 
 def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engines, "Worker", _FakeWorker)
+    monkeypatch.setattr(local, "Worker", _FakeWorker)
     _FakeWorker.started = 0
     retried = []
 
@@ -75,11 +76,11 @@ def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
         nbgrader_cli.LAST_FAILURE[args] = "Traceback: the gradebook is locked"
         return False
 
-    monkeypatch.setattr(engines, "nbgrader", fake_nbgrader)
+    monkeypatch.setattr(local, "nbgrader", fake_nbgrader)
     done: list[StudentResult] = []
     students = ["ada", "ben", "gus", "kim", "lou"]
-    with pytest.raises(engines.GradingError, match="gus"):
-        engines.LocalEngine(1).grade(tmp_path, students, done.append)
+    with pytest.raises(local.GradingError, match="gus"):
+        local.LocalEngine(1).grade(tmp_path, students, done.append)
     assert sorted(r.student for r in done) == sorted(students)  # a line for everyone
     assert [r.student for r in done if not r.ok] == ["gus"]
     assert retried == [("autograde", "week4", "--student", "gus", "--create", "--force")]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.handin import lms, report
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 
 #: runs one nbgrader command in the course directory; False when it failed
 RunNbgrader = Callable[..., bool]
@@ -126,7 +126,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_arguments(args: argparse.Namespace, run: RunNbgrader) -> int:
-    """``python -m autograder.harness collect --zip …``: the exit status."""
+    """``python -m autograder collect --zip …``: the exit status."""
     if not args.zip:
         raise SystemExit("collect needs the zip: make collect ZIP=path/to/download.zip")
     return collect_zip(args.root.resolve(), Path(args.zip).resolve(), run, layout=args.layout,

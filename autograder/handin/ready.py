@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.handin import report, tidy
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 
 SCRATCH_RELEASE = ".gradebook-release"
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.restore import normalised
+from autograder.grading.restore import normalised
 
 #: the extensions a notebook arrives with: ``.ipynb``, and ``.ipynb.txt`` / ``.json`` from a
 #: browser or an LMS that did not know the type.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder.handin import report
 from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
-from autograder.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT
 
 #: files nbgrader itself writes into a submission folder (submit, collect, zip_collect)
 NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}

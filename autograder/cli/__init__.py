@@ -1,0 +1,1 @@
+"""The instructor's commands: the top of the grader (``python -m autograder``)."""

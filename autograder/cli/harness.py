@@ -1,0 +1,200 @@
+"""The instructor's commands: build the release, grade a class, print the grade table.
+
+``python -m autograder demo`` (what ``make demo`` runs) does the whole job on the
+sample class in ``sample_class``:
+
+1. ``nbgrader generate_assignment week4`` — regenerate ``release/week4`` from ``source/``;
+2. copy each sample student's notebooks into ``submitted/<student>/week4``;
+3. ``nbgrader autograde week4`` — run them in the sandbox, re-score every test cell;
+4. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``);
+5. print a student × notebook table. A test that needs a GPU and ran without one shows as
+   "not measured" and is left out of the maximum, never silently awarded or denied.
+
+``python -m autograder release`` (``make release``) first brings the generated parts of
+``source/`` and the README up to date (setup cells, figures, Open-in-Colab links:
+:mod:`autograder.release.generated`), then does step 1 and writes the translated releases from it
+(``release-ko/week4``: :mod:`autograder.release.translation`), and says loudly when the course's
+repository URL (``course/runtime/config.py``) is still the placeholder.
+``python -m autograder grade`` does steps 3–5 for a real class already collected
+in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
+(:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
+formgrader since) and prints the table. ``collect --zip download.zip`` (``make collect``) puts an
+LMS's bulk download into ``submitted/`` (:mod:`autograder.handin`); before grading, ``grade`` and
+``demo`` add the assignment to a fresh gradebook and give renamed notebooks (``Copy of …``) their
+release names, and print what was collected (``collection.csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import sample_class as samples
+from autograder import engines
+from autograder.engines import progress
+from autograder.engines.local import workers
+from autograder.engines.slurm import SLURM_DIR
+from autograder.handin import collect as handin_collect
+from autograder.handin import failure, ready
+from autograder.handin import report as handin_report
+from autograder.release import generated as release
+from autograder.release import translation
+from autograder.results.table import collect, render
+from autograder.runner.names import ASSIGNMENT
+from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
+from sample_class import handin as sample_handin
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_release(root: Path, sync: bool = False) -> None:
+    """Generate the release; with ``sync``, first update the generated parts of source/ and
+    the README (``demo`` runs on a copy of source/ alone, and leaves it as it is)."""
+    if sync:
+        for name in release.sync(root).changed:
+            print(f"updated {name} (setup cell, figures or Colab links)", flush=True)
+    nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
+    for language in translation.LANGUAGES:  # release-ko/week4 from release/week4
+        if not (root / "i18n" / language).is_dir():
+            print(f"no i18n/{language}/ in {root}: no {language} release", flush=True)
+            continue
+        try:
+            translation.write_release(root, language)
+        except translation.TranslationError as exc:
+            raise SystemExit(f"release/{ASSIGNMENT} was built; {exc}") from None
+
+
+def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:
+    """Write the sample class (or ``only`` those students) into submitted/, replacing what a
+    previous demo left; the students who hand in through an LMS are collected from its zip."""
+    shutil.rmtree(root / "submitted", ignore_errors=True)
+    ids = samples.build_class(root, root / "submitted", only)
+    sample_handin.collect(root, nbgrader)
+    return ids
+
+
+def autograde_all(root: Path, engine: engines.Engine | None = None,
+                  students: list[str] | None = None) -> str | None:
+    """Autograde the submitted students with ``engine``, then feedback and ``grades.csv``.
+
+    Prints a progress bar and a line per student as they finish. Returns the engine's error
+    message when some students could not be graded (the rest still get feedback and their
+    export), else None.
+    """
+    engine = engine or engines.LocalEngine(workers())
+    everyone = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
+    students = everyone if students is None else students
+    unknown = sorted(set(students) - set(everyone))
+    if unknown:
+        raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
+    how = (f"{engine.workers} at a time" if isinstance(engine, engines.LocalEngine)
+           else f"engine {engine.name}")
+    print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> ({how})",
+          flush=True)
+    error = None
+    with progress.Progress(len(students)) as bar:
+        try:
+            if students:
+                engine.grade(root, students, bar.done)
+        except engines.GradingError as exc:
+            error = str(exc)
+    if not nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root, check=False):
+        # no student graded at all: the table still says why for each
+        print("  no feedback written: "
+              + failure.explain(LAST_FAILURE.get(("generate_feedback", ASSIGNMENT, "--force"),
+                                                 "")), flush=True)
+    ready.alias_feedback(root)  # a renamed notebook's feedback under its handed-in name too
+    nbgrader("export", root=root)
+    return error
+
+
+def reset_grading_state(root: Path) -> None:
+    for name in ("autograded", "feedback", SLURM_DIR, "downloaded", "set_aside"):
+        shutil.rmtree(root / name, ignore_errors=True)
+    for name in ("gradebook.db", "grades.csv", ".nbgrader.log", handin_report.CSV_NAME):
+        (root / name).unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Also: `python -m autograder translation update|check|release` (the translated "
+        "editions' catalogs and folders; see its --help).")
+    parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect"])
+    parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
+    parser.add_argument("--json", type=Path, help="also write the table as JSON here")
+    parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
+                        "students; grade: students in submitted/); default: everyone")
+    parser.add_argument("--class", dest="sample_class", choices=samples.CLASSES,
+                        default=os.environ.get("COURSE_SAMPLE_CLASS", "core"),
+                        help="demo: the demo class (one student of every kind, a few minutes "
+                        "on 2 cores), the core class (every kind, all the correct answers in "
+                        "other styles: what CI checks) or the full one (every sample student); "
+                        "default: COURSE_SAMPLE_CLASS, else core")
+    parser.add_argument("--engine", choices=["local", "slurm"],
+                        default=os.environ.get("COURSE_GRADING_ENGINE", "local"),
+                        help="where to autograde: this machine, or a Slurm job array "
+                        "(see autograder/engines/)")
+    parser.add_argument("--workers", type=int, help="local: students at once (default: "
+                        "COURSE_GRADING_WORKERS, else see engines.local.workers)")
+    parser.add_argument("--per-task", type=int, default=8,
+                        help="slurm: students per array task (default 8)")
+    parser.add_argument("--sbatch-args", default="",
+                        help="slurm: extra sbatch options, e.g. \"--partition=gpu --gres=gpu:1 "
+                        "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="slurm: forget an unfinished run and grade every shard again")
+    handin_collect.add_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.command == "collect":  # before chdir: paths are relative to where it was typed
+        return handin_collect.from_arguments(args, nbgrader)
+    root = args.root.resolve()
+    os.chdir(root)
+    if args.command in ("release", "demo"):
+        if args.command == "demo":
+            reset_grading_state(root)
+        warning = release.placeholder_warning() if args.command == "release" else None
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
+        build_release(root, sync=args.command == "release")
+        if warning:
+            print(f"release/{ASSIGNMENT} was built, but students on Colab cannot install the "
+                  "course package from the placeholder URL (see above).", file=sys.stderr)
+    only = args.students.split(",") if args.students else None
+    if args.command == "demo":
+        which = "the students asked for" if only else f"the {args.sample_class} sample class"
+        students = stage_samples(root, only or samples.class_members(args.sample_class))
+        print(f"staged {len(students)} of {len(samples.class_members('full'))} sample "
+              f"submissions in submitted/ ({which}; `make demo-full` grades everyone)",
+              flush=True)
+    error = None
+    if args.command in ("demo", "grade"):
+        graded = ready.ready_to_grade(root, nbgrader, only if args.command == "grade" else None)
+        engine = engines.make_engine(args.engine, workers=args.workers or workers(),
+                                     per_task=args.per_task, sbatch_args=args.sbatch_args,
+                                     fresh=args.fresh)
+        error = autograde_all(root, engine, graded)
+    if args.command == "table":  # hand grades given since the last grading reach grades.csv
+        nbgrader("export", root=root, quiet=True)
+    if args.command in ("demo", "grade", "table"):
+        notebooks, rows = collect(root)
+        print(render(notebooks, rows))
+        print()
+        print(progress.summary(notebooks, rows))
+        if args.json:
+            args.json.write_text(json.dumps(
+                {r.student: {"scores": r.scores, "not_measured": r.not_measured,
+                             "manual": r.manual, "hand_graded": r.hand_graded,
+                             "missing": r.missing, "failed": r.failed, "notes": r.notes,
+                             "lost": r.lost, "differs": r.differs,
+                             "track": r.track, "off_track": r.off_track}
+                 for r in rows}, indent=1))
+    if error:
+        print(f"\nERROR: {error}", file=sys.stderr)
+        return 1
+    return 0

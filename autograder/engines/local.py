@@ -1,0 +1,146 @@
+"""Grading on this machine: several students at once, each slot a long-lived ``nbgrader autograde``.
+
+``workers`` grading slots run side by side, each a long-lived ``nbgrader autograde`` that grades
+one student after another (:mod:`autograder.runner.worker`); a student whose grading fails is
+retried alone with the ``nbgrader autograde --student`` command. On a GPU machine the students'
+notebooks and correctness checks run side by side while speedup timings queue for the GPU one at
+a time (:mod:`course.runtime.gpulock`).
+
+Also what every engine shares: the :class:`Engine` protocol, :class:`GradingError`, and each
+student's progress line read from the gradebook (:func:`student_result`).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from autograder.engines.progress import StudentResult
+from autograder.results.table import collect
+from autograder.runner.names import ASSIGNMENT
+from autograder.runner.nbgrader_cli import (
+    LAST_FAILURE,
+    append_log,
+    nbgrader,
+    record_grading_failure,
+)
+from autograder.runner.worker import Worker, nbgrader_env
+
+OnDone = Callable[[StudentResult], None]
+
+
+class GradingError(RuntimeError):
+    """Some students could not be graded; the message says who and what to do."""
+
+
+class Engine(Protocol):
+    """Grades students of a course directory; reports each one through ``on_done``."""
+
+    name: str
+
+    def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None: ...
+
+
+def student_result(root: Path, student: str, seconds: float, ok: bool) -> StudentResult:
+    """The progress line's numbers for one student, read from the gradebook."""
+    notebooks = len(list((root / "autograded" / student / ASSIGNMENT).glob("*.ipynb")))
+    try:
+        _, rows = collect(root, only=[student])
+    except Exception:  # noqa: BLE001 - the line must not stop grading; the table says more
+        rows = []
+    # As the table counts: the other track's notebooks are left out of score and maximum.
+    score = sum(s for row in rows for nb, (s, _) in row.scores.items()
+                if nb not in row.off_track)
+    maximum = sum(m for row in rows for nb, (_, m) in row.scores.items()
+                  if nb not in row.off_track)
+    return StudentResult(student, notebooks, score, maximum, round(seconds, 1), ok)
+
+
+class LocalEngine:
+    """Several students at once on this machine: ``workers`` grading slots, each a long-lived
+    ``nbgrader autograde`` (:mod:`autograder.runner.worker`) that grades one student after
+    another."""
+
+    name = "local"
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+
+    def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None:
+        report_lock = threading.Lock()
+        todo: queue.SimpleQueue[str] = queue.SimpleQueue()
+        for student in students:
+            todo.put(student)
+        ok: dict[str, bool] = {}
+
+        def slot() -> None:
+            grader: Worker | None = None
+            try:
+                while True:
+                    try:
+                        student = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    if grader is None or not grader.alive:  # a dead slot starts afresh
+                        grader = Worker(root, nbgrader_env())
+                    started = time.monotonic()
+                    result = grader.autograde(student)
+                    append_log(root, ("autograde", ASSIGNMENT, "--student", student, "--create",
+                                      "--force"), result["log"])
+                    ok[student] = bool(result["success"])
+                    if ok[student]:
+                        with report_lock:
+                            on_done(student_result(root, student, time.monotonic() - started,
+                                                   True))
+            finally:
+                if grader is not None:
+                    grader.close()
+
+        slots = [threading.Thread(target=slot, name=f"grading-slot-{i}")
+                 for i in range(min(self.workers, len(students)))]
+        for thread in slots:
+            thread.start()
+        for thread in slots:
+            thread.join()
+        failed = [s for s in students if not ok.get(s)]
+        for student in list(failed):  # a locked gradebook, a crash: once more, alone
+            print(f"  retrying {student} alone", flush=True)
+            started = time.monotonic()
+            args = ("autograde", ASSIGNMENT, "--student", student, "--create", "--force")
+            good = nbgrader(*args, root=root, check=False, quiet=True)
+            if good:
+                failed.remove(student)
+            else:  # never drop a student: the row keeps zeros and says why
+                record_grading_failure(root, student, LAST_FAILURE.get(args, "unknown error"))
+            on_done(student_result(root, student, time.monotonic() - started, good))
+        if failed:
+            raise GradingError(f"autograde failed twice for {', '.join(failed)}; see "
+                               f"{root / '.nbgrader.log'}")
+
+
+
+
+def workers() -> int:
+    """Students graded at once on this machine (``COURSE_GRADING_WORKERS``).
+
+    Default: CPU cores, at most 4, without a GPU; half the cores with one — the notebooks run
+    on the simulator (CPU work), and speedup timings queue for the GPU one at a time behind
+    :mod:`course.runtime.gpulock`, so students no longer need to wait for each other.
+    """
+    from course.runtime.backend import driver_gpu_count
+
+    if os.environ.get("COURSE_GRADING_WORKERS"):
+        value = os.environ["COURSE_GRADING_WORKERS"]
+        if not value.isdigit() or int(value) < 1:
+            raise SystemExit(f"COURSE_GRADING_WORKERS must be a whole number ≥ 1, got {value!r}")
+        return int(value)
+    cores = os.cpu_count() or 1
+    return max(1, cores // 2) if driver_gpu_count()[0] else min(4, cores)
+

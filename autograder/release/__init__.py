@@ -1,0 +1,2 @@
+"""The student's release: its generated parts (``generated``) and its translated editions
+(``translation``)."""

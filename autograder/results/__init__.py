@@ -1,0 +1,1 @@
+"""The grade table: what the gradebook and the trusted re-check recorded, per student."""

@@ -1,0 +1,215 @@
+"""The grade table: each student's scores from the gradebook, with what the trusted re-check
+recorded beside them (reasons, notes, the track a student did), and the table as text.
+
+Below the engines (whose progress line reads one student's row) and the harness (which prints
+the whole table); above nothing but the gradebook, the re-check's summaries and the hand-in
+notes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.grading import normalise
+from autograder.handin import failure
+from autograder.handin import report as handin_report
+from autograder.runner.names import ASSIGNMENT
+from autograder.runner.nbgrader_cli import GRADING_FAILED
+from autograder.sandbox import bwrap as sandbox
+from course.runtime.i18n import DEFAULT, in_language
+
+#: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are
+#: shown but never counted (see :func:`choose_track`).
+TRACKS = {"Numba": ("02_naive_gemm", "03_tiled_gemm"),
+          "CUDA C": ("02c_naive_gemm_cuda", "03c_tiled_gemm_cuda")}
+
+
+@dataclass
+class Row:
+    student: str
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    not_measured: list[str] = field(default_factory=list)
+    manual: list[str] = field(default_factory=list)
+    hand_graded: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    #: "notebook:grade_id": why the grader recorded a failure (the first line of its error).
+    lost: dict[str, str] = field(default_factory=dict)
+    #: "notebook:grade_id": the student's kernel showed one verdict, the grader recorded another.
+    differs: dict[str, str] = field(default_factory=dict)
+    track: str = ""
+    off_track: list[str] = field(default_factory=list)
+
+
+def choose_track(row: Row, notebooks: list[str]) -> None:
+    """Decide which track a student did, and leave the other track's notebooks out.
+
+    The track whose notebooks the student handed in; if both or neither, the one that scores
+    more (points, then fraction). An untouched notebook of the other track then never lowers
+    the student's total, and a student who tried both keeps the better.
+    """
+    present = {name: [nb for nb in nbs if nb in notebooks] for name, nbs in TRACKS.items()}
+    present = {name: nbs for name, nbs in present.items() if nbs}
+    if len(present) < 2:
+        return
+    handed = [name for name, nbs in present.items()
+              if any(nb in row.scores and nb not in row.missing for nb in nbs)]
+
+    def points(name: str) -> tuple[float, float]:
+        s = sum(row.scores.get(nb, (0.0, 0.0))[0] for nb in present[name])
+        m = sum(row.scores.get(nb, (0.0, 0.0))[1] for nb in present[name])
+        return s, s / m if m else 0.0
+
+    candidates = handed if len(handed) == 1 else list(present)
+    row.track = max(candidates, key=points)
+    row.off_track = [nb for name, nbs in present.items() if name != row.track for nb in nbs]
+
+
+def _read_summary(root: Path, student: str, notebook: str) -> dict:
+    path = root / "autograded" / student / ASSIGNMENT / f"{notebook}.trusted.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
+    """Turn what the trusted re-check recorded into the row's notes and reasons (the notes in
+    the notebook's language)."""
+    language = summary.get("language") or DEFAULT
+    restored = summary.get("restored") or {}
+    if restored.get("metadata_restored"):
+        row.notes.append(in_language(language, "{notebook}: nbgrader metadata restored from the "
+                                               "release for {count} cell(s)").format(
+            notebook=notebook, count=len(restored["metadata_restored"])))
+    if restored.get("cells_added"):
+        row.notes.append(in_language(language, "{notebook}: test cell(s) added back: {cells}"
+                                     ).format(notebook=notebook,
+                                              cells=", ".join(restored["cells_added"])))
+    row.notes += normalise.table_notes(notebook, restored, language)  # copies, order
+    for gid, cell in summary.get("cells", {}).items():
+        key = f"{notebook}:{gid}"
+        if cell.get("status") == "fail":
+            row.lost[key] = f"{cell.get('ename')}: {cell.get('evalue')}".splitlines()[0][:200]
+        shown = (cell.get("notebook") or {}).get("status")
+        if shown in ("pass", "fail") and cell.get("status") in ("pass", "fail") \
+                and shown != cell["status"]:
+            mark = {"pass": "✓", "fail": "✗"}
+            row.differs[key] = (f"the notebook showed {mark[shown]}, the grader recorded "
+                                f"{mark[cell['status']]}")
+
+
+def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
+    """Scores from the gradebook, plus what the trusted re-check recorded beside them.
+
+    ``only``: just these students (e.g. the one that just finished, for its progress line).
+    """
+    from nbgrader.api import Gradebook
+
+    rows: list[Row] = []
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        assignment = gb.find_assignment(ASSIGNMENT)
+        notebooks = [nb.name for nb in assignment.notebooks]
+        for student in sorted(s.id for s in gb.students):
+            if only is not None and student not in only:
+                continue
+            row = Row(student)
+            failed = root / "autograded" / student / GRADING_FAILED
+            if failed.exists():
+                row.notes.append("GRADING FAILED (re-grade after fixing): "
+                                 + failure.explain(failed.read_text()))
+            row.notes += handin_report.notes_for(root, student)
+            try:
+                sub = gb.find_submission(ASSIGNMENT, student)
+            except Exception:  # noqa: BLE001 - no submission: a row of zeros, said so
+                row.notes.append("no submission")
+                row.missing = list(notebooks)  # every notebook "—", out of its full points
+                row.scores = {nb.name: (0.0, nb.max_score) for nb in assignment.notebooks}
+                rows.append(row)
+                continue
+            for nb in sub.notebooks:
+                score, maximum = 0.0, 0.0
+                summary = _read_summary(root, student, nb.name)
+                _summary_notes(row, nb.name, summary)
+                unmeasured = {g for g, v in summary.get("cells", {}).items()
+                              if v["status"] == "not_measured"}
+                for grade in nb.grades:
+                    if grade.needs_manual_grade:
+                        row.manual.append(f"{nb.name}:{grade.name}")
+                    elif grade.manual_score is not None:
+                        row.hand_graded.append(
+                            f"{nb.name}:{grade.name} {grade.score:g}/{grade.max_score:g}")
+                    if grade.name in unmeasured:
+                        row.not_measured.append(f"{nb.name}:{grade.name}")
+                        continue
+                    score += grade.score or 0.0
+                    maximum += grade.max_score
+                if not (root / "submitted" / student / ASSIGNMENT / f"{nb.name}.ipynb").exists():
+                    row.missing.append(nb.name)
+                elif not (root / "autograded" / student / ASSIGNMENT
+                          / f"{nb.name}.ipynb").exists():
+                    row.failed.append(nb.name)
+                    row.notes.append(f"{nb.name}: not graded (grading failed, see .nbgrader.log)")
+                if summary.get("dead_kernel"):
+                    row.failed.append(nb.name)
+                    row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
+                row.notes += [f"{nb.name}: {note}" for note in summary.get("notes", [])]
+                row.scores[nb.name] = (score, maximum)
+            rows.append(row)
+    # A GPU-only check that was not measured for one student was not measured for anyone:
+    # leave it out of every maximum, including for notebooks a student did not hand in.
+    unmeasured = {x for r in rows for x in r.not_measured}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for row in rows:
+            for name in list(row.scores):
+                if any(x.startswith(f"{name}:") for x in unmeasured) and \
+                        not any(x.startswith(f"{name}:") for x in row.not_measured):
+                    s, m = row.scores[name]
+                    for x in unmeasured:
+                        if x.startswith(f"{name}:"):
+                            cell = gb.find_grade_cell(x.split(":", 1)[1], name, ASSIGNMENT)
+                            m -= cell.max_score
+                    row.scores[name] = (s, m)
+    for row in rows:
+        choose_track(row, notebooks)
+    return notebooks, rows
+
+
+def render(notebooks: list[str], rows: list[Row]) -> str:
+    """A plain-text table, one row per student."""
+    short = [n.split("_", 1)[0] for n in notebooks]
+    head = f"{'student':<28}" + "".join(f"{s:>10}" for s in short) + f"{'total':>12}  notes"
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        cells, tot, mx = [], 0.0, 0.0
+        for nb in notebooks:
+            s, m = row.scores.get(nb, (0.0, 0.0))
+            if nb in row.off_track:
+                cells.append("·".rjust(10))
+                continue
+            tot, mx = tot + s, mx + m
+            cells.append(("—" if nb in row.missing else f"{s:g}/{m:g}").rjust(10))
+        notes = [f"track: {row.track}"] if row.track else []
+        notes += row.notes
+        if row.manual:
+            notes.append(f"to grade by hand: {', '.join(row.manual)}")
+        if row.hand_graded:
+            notes.append(f"graded by hand: {', '.join(row.hand_graded)}")
+        if row.not_measured:
+            notes.append(f"{len(row.not_measured)} GPU check(s) not measured (no GPU): "
+                         + ", ".join(row.not_measured))
+        if row.differs:
+            notes.append("the notebook's own verdict differed for "
+                         + ", ".join(f"{k} ({v})" for k, v in row.differs.items()))
+        lines.append(f"{row.student:<28}" + "".join(cells) + f"{tot:g}/{mx:g}".rjust(12) + "  "
+                     + "; ".join(notes))
+    reasons = [f"  {row.student} {key}: {why}" for row in rows for key, why in row.lost.items()]
+    if reasons:
+        lines += ["", "Why points were lost (the grader's message for every failed test):",
+                  *reasons]
+    lines.append("")
+    lines.append(f"sandbox: {sandbox.sandbox_status()}")
+    lines.append("— = notebook not handed in (scored 0). · = the other track's notebook "
+                 "(2/3 in Numba, 2c/3c in CUDA C): not counted. 'not measured' checks are "
+                 "excluded from the maximum; grade them on a GPU machine with `make grade`.")
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""Where the grader keeps the GPU lock of :mod:`course.runtime.gpulock`, and who may reach it.
+
+The lock must be shared by every grading process on one GPU (parallel students, several course
+copies, a second ``make grade``), reachable by the trusted re-check children inside their
+sandbox (bound read-write by :func:`autograder.grading.trusted_process.run_jobs`), and **never**
+by a student's notebook kernel: a student who could open it could hold it and stall the class.
+The notebook kernel's sandbox has a private ``/tmp`` and hides the course directory, so the lock
+lives in one of those:
+
+* ``COURSE_GPU_LOCK`` (a directory) when set — refused unless it is under ``/tmp`` or the
+  course directory;
+* otherwise ``/tmp/week4-gpu-lock-<uid>``, one per machine and user, suffixed with
+  ``CUDA_VISIBLE_DEVICES`` where a scheduler gives each job its own GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from course.runtime.gpulock import LOCK_ENV
+
+HIDDEN_BASE = Path("/tmp")
+
+
+class GpuLockPlacementError(ValueError):
+    """The configured lock directory could be reached by student code."""
+
+
+def default_lock_dir() -> Path:
+    """This machine's (and this GPU set's) lock directory."""
+    devices = re.sub(r"[^0-9A-Za-z,-]", "", os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+    suffix = f"-gpus{devices.replace(',', '_')}" if devices else ""
+    return HIDDEN_BASE / f"week4-gpu-lock-{os.getuid()}{suffix}"
+
+
+def check_hidden(path: Path, course_root: Path) -> None:
+    """Raise unless the notebook kernel's sandbox cannot see ``path``."""
+    path, root = path.resolve(), course_root.resolve()
+    if not (path.is_relative_to(HIDDEN_BASE) or path.is_relative_to(root)):
+        raise GpuLockPlacementError(
+            f"{LOCK_ENV}={path} is visible to student code (only /tmp and the course directory "
+            f"{root} are hidden from it); choose a directory under one of them")
+    for entry in filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        entry_path = Path(entry).resolve()
+        if path.is_relative_to(entry_path) and entry_path != Path("/"):
+            raise GpuLockPlacementError(
+                f"{LOCK_ENV}={path} lies inside the PYTHONPATH entry {entry_path}, which the "
+                "sandbox shows to student code; move the lock or the packages")
+
+
+def lock_dir_for_children(course_root: Path) -> Path:
+    """Create (if needed), check and return the lock directory for trusted children."""
+    configured = os.environ.get(LOCK_ENV)
+    path = Path(configured) if configured else default_lock_dir()
+    check_hidden(path, course_root)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.is_symlink() or path.stat().st_uid != os.getuid():
+        raise GpuLockPlacementError(f"{path} is not a directory of this user; remove it or set "
+                                    f"{LOCK_ENV} to another directory")
+    return path

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# What the lent GPU must prove, in two calls of under ten minutes each (the device tool runs
+# this in the repository root; results land in $OUT, or ./gpu-out):
+#   bash scripts/gpu/session.sh bench   # GPU tests, occupancy vs driver, GEMM table, stability
+#   bash scripts/gpu/session.sh class   # the sample class through real `nbgrader autograde`
+#                                       # (ONLY_STUDENTS="ada_correct …": just those)
+#   bash scripts/gpu/session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
+#   bash scripts/gpu/session.sh throughput  # grading seconds per student, serial vs parallel
+#                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
+#   bash scripts/gpu/session.sh throughput16  # the issue-21 measure: 16 full submissions, 16
+#                                       # at a time, projected to 100 (about 6 min)
+#   bash scripts/gpu/session.sh hang    # a kernel that never ends at 2048³ (yan) graded beside
+#                                       # 7 correct full submissions: every speedup check's
+#                                       # seconds, GPU queue included (budget: course/perf/budget.py)
+#   bash scripts/gpu/session.sh profile  # CPU seconds of one full submission by notebook and
+#                                       # process kind (scripts/gpu/profile_grading.py)
+#   bash scripts/gpu/session.sh t4model   # the T4 estimate's claims, checked on this GPU
+#                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
+#   bash scripts/gpu/session.sh probe     # GPU tests, the code policy's kernel rule against
+#                                         # the compiler, the sandbox's GPU access, T4 model
+#   bash scripts/gpu/session.sh cudac     # the CUDA C track: correctness, speedup stability,
+#                                         # the write-up's experiment, racecheck, ladder
+#   bash scripts/gpu/session.sh cudac-nb  # notebooks 04 and 06 on the CUDA C track: their
+#                                         # course paths, GPU tests, both executed (~3 min)
+#   bash scripts/gpu/session.sh smoke     # after a restructure: every GPU test, the Numba
+#                                         # notebooks executed, a few students autograded
+#   bash scripts/gpu/session.sh notebooks # every notebook of both tracks, top to bottom with
+#                                         # the solutions, twice in a row (the second run finds
+#                                         # what only a warm cache does), then once in Korean;
+#                                         # any cell that raised or wrote to stderr is reported
+#                                         # (~6 min)
+# Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
+# compile — and nbgrader without its browser UI), .whl-grading/ for grading parts (Babel),
+# .whl-fonts/ for notebook runs (NanumGothic), and bubblewrap's .deb in .debs/:
+# `bash scripts/gpu/wheels.sh` fetches them here.
+set -uo pipefail
+PART=${1:-bench}
+OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
+# Every carried folder in ONE install: a second `pip install --target --upgrade` replaces the
+# first one's bin/ (nbgrader, alembic) with its own. A warm machine keeps /tmp/site.
+stamp=/tmp/site/.done-$(ls -d .whl*/ | tr -d '/\n')
+if [ ! -f "$stamp" ]; then
+  rm -rf /tmp/site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl*/*.whl || exit 1
+  # Byte-compile once, here: the graders' sandboxes see /tmp/site and the repository read-only,
+  # so without .pyc files every kernel and check process compiles numpy, nbformat and the
+  # course from source again (measured on the H200: `import numpy` 2.17 CPU-s without, 0.84
+  # with; grading starts some 60 such processes per submission).
+  python3 -m compileall -q -j 0 /tmp/site "$PWD/course" "$PWD/autograder" "$PWD/sample_class" \
+    > /dev/null
+  touch "$stamp"
+fi
+export PYTHONPATH=/tmp/site:$PWD
+mkdir -p /tmp/debs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
+export PATH=/tmp/debs/usr/bin:/tmp/site/bin:$PATH MPLBACKEND=Agg JUPYTER_PATH=/tmp/site/share/jupyter
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  python3 -c "import course; from course.tools import backend; backend.show()"; } | tee "$OUT/env-$PART.txt"
+
+if [ "$PART" = probe ]; then
+  echo "== GPU tests"; timeout 300 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests \
+    --continue-on-collection-errors 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
+  echo "== the kernel rule of the code policy, against what Numba compiles for this GPU"
+  python3 scripts/gpu/policy_probe.py --json "$OUT/policy-probe.json" 2>&1 \
+    | tee "$OUT/policy-probe.txt" | tail -40
+  echo "== CUDA inside the grading sandbox (minimal files, limits, no network)"
+  timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/test_sandbox.py \
+    tests/test_isolation.py -k "not end_to_end" 2>&1 | tee "$OUT/pytest-isolation.log" | tail -6
+  echo "== T4 model check (quick)"
+  QUICK=1 timeout 240 python3 scripts/gpu/t4_model_check.py --out "$OUT/t4-model-check.md" \
+    --quick 2>&1 | tail -25
+elif [ "$PART" = smoke ]; then
+  echo "== every GPU test"
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests 2>&1 \
+    | tee "$OUT/pytest-gpu.log" | tail -8
+  echo "== the Numba notebooks 00-07 executed with the solutions (copies in $OUT/executed)"
+  timeout 200 python3 scripts/gpu/run_notebooks.py --track numba --out "$OUT/executed" 2>&1 \
+    | grep -v "without encryption" | tail -15
+  echo "== a few students through real nbgrader autograde"
+  python3 -m autograder demo --json "$OUT/smoke.json" --class full \
+    --students ada_correct,zoe_lazy_at_large_k,bea_cuda_correct,ivy_global_inner_loop \
+    > "$OUT/smoke.txt" 2>&1
+  python3 scripts/gpu/compare_scores.py "$OUT/smoke.json" --gpu --only-present | tail -4
+  grep -E "^(ada|zoe|bea|ivy)" "$OUT/smoke.txt" | cut -c1-160
+elif [ "$PART" = notebooks ]; then
+  # Each pass runs both tracks side by side (02/03 or 02c/03c; 00, 01, 04-07 on each), so
+  # every notebook runs at least twice a pass; the second pass finds the machine warm (Numba's
+  # and NVRTC's caches filled by the first).
+  # A third pass speaks Korean (COURSE_LANG=ko: every message, table and figure of the
+  # Korean release, on the same code cells).
+  fails=0
+  for pass in 1 2 ko; do
+    lang=en; [ "$pass" = ko ] && lang=ko
+    for track in numba cuda; do
+      COURSE_LANG=$lang PYTHONUNBUFFERED=1 timeout 200 python3 scripts/gpu/run_notebooks.py \
+        --track "$track" --any-stderr --out "$OUT/nb/$track-$pass" \
+        > "$OUT/notebooks-$track-$pass.txt" 2>&1 &
+    done
+    for job in $(jobs -p); do wait "$job" || fails=$((fails + 1)); done
+    for track in numba cuda; do
+      echo "== pass $pass ($lang), $track track"
+      grep -v "without encryption" "$OUT/notebooks-$track-$pass.txt"
+    done
+  done
+  (cd "$OUT" && tar czf notebooks-executed.tgz nb && rm -rf nb)
+  echo "notebook runs with a problem (or cut off by the time limit): $fails of 6"
+  [ "$fails" = 0 ]
+elif [ "$PART" = cudac ]; then
+  echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
+  timeout 540 python3 scripts/gpu/cudac.py ${QUICK:+--quick} 2>&1 | tee "$OUT/gpu_cudac.log" \
+    | tail -45
+elif [ "$PART" = cudac-nb ]; then
+  echo "== notebook 04's and 06's CUDA C paths on the course's solutions"
+  timeout 150 python3 scripts/gpu/cudac.py --only experiment,occupancy 2>&1 \
+    | tee "$OUT/gpu_cudac-nb.log" | tail -32
+  echo "== GPU tests of those paths"
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -rs -m gpu \
+    tests/test_cudac_experiment.py tests/test_track_kernels.py 2>&1 \
+    | tee "$OUT/pytest-gpu-cudac-nb.log" | tail -4
+  echo "== notebooks 04 and 06 as a CUDA C student's (02/03 left out; copies in $OUT/executed-cudac)"
+  timeout 300 python3 scripts/gpu/run_notebooks.py 04 06 --track cuda --out "$OUT/executed-cudac" \
+    2>&1 | grep -v "without encryption"
+elif [ "$PART" = bench ]; then
+  echo "== GPU tests"; python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 \
+    | tee "$OUT/pytest-gpu.log" | tail -4
+  echo "== occupancy vs driver"
+  python3 scripts/gpu/check_occupancy.py --out "$OUT/occupancy.md" | tail -1
+  echo "== benchmarks"; python3 scripts/gpu/bench.py --out "$OUT/bench.md" ${QUICK:+--quick} \
+    > "$OUT/bench.log" 2>&1; tail -14 "$OUT/bench.log"
+elif [ "$PART" = roofline ]; then
+  echo "== ceilings"; python3 scripts/gpu/ceilings.py --out "$OUT/ceilings.md" 2>&1 | tail -30
+  echo "== notebooks 00, 04, 05 on this GPU (executed copies in $OUT/executed)"
+  python3 scripts/gpu/run_notebooks.py 00 04 05 --out "$OUT/executed" 2>&1 | grep -v "without encryption"
+  echo "== GPU tests"; python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests 2>&1 \
+    | tee "$OUT/pytest-gpu.log" | tail -4
+  echo "== GEMM table, quick (cuBLAS through course.perf.ceilings)"
+  python3 scripts/gpu/bench.py --quick --out "$OUT/bench-quick.md" 2>&1 | tail -16
+elif [ "$PART" = throughput ]; then
+  # About 5 minutes with the defaults on the H200; every phase's result is in throughput.md
+  # as soon as it ends, so a run cut short still reports what it measured.
+  echo "== grading throughput: ${FULL_SERIAL:-1} full submission(s) serial, then" \
+       "${FULL_PARALLEL:-8} in parallel (${WORKERS:-half the cores} at a time)"
+  python3 scripts/gpu/throughput.py --full-serial "${FULL_SERIAL:-1}" \
+    --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
+    --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
+elif [ "$PART" = throughput16 ]; then
+  echo "== grading throughput: 16 full submissions, 16 at a time (no serial phase)"
+  python3 scripts/gpu/throughput.py --skip-serial --full-parallel 16 --workers 16 \
+    --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
+elif [ "$PART" = hang ]; then
+  echo "== a hanging tiled kernel (yan) graded beside 7 correct full submissions, 8 at a time"
+  COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-240} python3 scripts/gpu/throughput.py \
+    --skip-serial --full-parallel 7 --checks yan_spins_at_large_k,zoe_lazy_at_large_k \
+    --workers 8 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
+elif [ "$PART" = profile ]; then
+  echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
+  python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
+elif [ "$PART" = t4model ]; then
+  echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
+  python3 scripts/gpu/t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \
+    2>&1 | tail -40
+else
+  echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
+  # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.
+  # The full class (the demo's default is the core class), or ONLY_STUDENTS.
+  python3 -m autograder demo --json "$OUT/class.json" --class full \
+    ${ONLY_STUDENTS:+--students "${ONLY_STUDENTS// /,}"} > "$OUT/class.txt" 2>&1
+  tail -20 "$OUT/class.txt" | cut -c1-110
+  python3 scripts/gpu/compare_scores.py "$OUT/class.json" --gpu ${ONLY_STUDENTS:+--only-present} | tee "$OUT/compare.txt" | tail -4
+  python3 - "$OUT" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1]); rows = {}
+for p in sorted(pathlib.Path("autograded").glob("*/week4/03_tiled_gemm.trusted.json")):
+    d = json.loads(p.read_text())
+    rows[p.parts[1]] = d["cells"]
+(out / "trusted-03.json").write_text(json.dumps(rows, indent=1))
+for s, cells in rows.items():
+    c = cells.get("tiled_gemm_speedup", {})
+    print(f"{s:26} speedup: {c.get('status')} {c.get('evalue', '')[:90]}")
+PY
+  tar czf "$OUT/feedback.tgz" feedback 2>/dev/null
+fi
