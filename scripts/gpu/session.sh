@@ -102,8 +102,21 @@ elif [ "$PART" = notebooks ]; then
       grep -v "without encryption" "$OUT/notebooks-$track-$pass.txt"
     done
   done
+  echo "== English prose or missing glyphs in the Korean pass (its GPU-only lines included)"
+  python3 - "$OUT/nb" <<'PY' | tee "$OUT/notebooks-ko-english.txt" || fails=$((fails + 1))
+import pathlib, sys
+import nbformat
+sys.path.insert(0, "tests")
+from korean_outputs import english_prose, missing_glyphs  # the test's own detector
+found = []
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*-ko/*.ipynb")):
+    nb = nbformat.read(path, as_version=4)
+    found += [f"{path.parent.name}/{path.name}: {f}" for f in english_prose(nb) + missing_glyphs(nb)]
+print("\n".join(found) or "none")
+sys.exit(1 if found else 0)
+PY
   (cd "$OUT" && tar czf notebooks-executed.tgz nb && rm -rf nb)
-  echo "notebook runs with a problem (or cut off by the time limit): $fails of 6"
+  echo "notebook runs with a problem (or cut off by the time limit): $fails of 7"
   [ "$fails" = 0 ]
 elif [ "$PART" = cudac ]; then
   echo "== CUDA C track on this GPU (full numbers in $OUT/gpu_cudac.json)"
