@@ -238,7 +238,7 @@ def test_every_reference_copy_really_copies():
     host = np.arange(300, dtype=np.float32)
     src = cuda.to_device(host)
     names = list(copy_launches(src, cuda.device_array_like(src)))
-    assert names[:2] == ["cudaMemcpy device to device", "Numba copy kernel"]
+    assert names[:2] == ["cudaMemcpyDeviceToDevice", "Numba copy kernel"]
     for name in names:
         dst = cuda.to_device(np.zeros_like(host))
         copy_launches(src, dst)[name]()

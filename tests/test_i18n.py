@@ -367,3 +367,13 @@ def test_a_fresh_check_process_speaks_the_notebooks_language(tmp_path, monkeypat
     with pytest.raises(Stop):
         runner.run_job({"task": "none"}, simulator=True)
     assert seen[i18n.ENV] == "ko"
+
+
+def test_every_datasheet_note_is_shown_in_korean():
+    """The roofline cell prints the datasheet's note for the GPU it runs on (notebook 05, GPU
+    only): each note is a catalog entry, and its Korean reads Korean."""
+    from course.runtime.devices import DATASHEET
+
+    for spec in DATASHEET.values():
+        korean = i18n.in_language("ko", spec.notes)
+        assert korean != spec.notes and any("가" <= c <= "힣" for c in korean), spec.name

@@ -228,10 +228,12 @@ def plot_week_roofline(measured: Mapping[str, ceilings.Ceiling], mine: TrackKern
     plt.show()
     for p in points:
         side = _("Memory-bound") if p.ai < roof.ridge_ai else _("Compute-bound")
+        # `{share:6.1%}`, not `{percent:5.1f} % of`: "% o" reads as a printf conversion to the
+        # catalog's tools, which then refuse the translation's different "%" spacing.
         print(_("{label} AI {ai:7.3f}  {gflops:9,.0f} GFLOP/s  roof there {roof:9,.0f}  → "
-                "{percent:5.1f} % of the roof ({side} side)").format(
+                "{share:6.1%} of the roof ({side} side)").format(
             label=pad(p.label, 10), ai=p.ai, gflops=p.gflops, roof=roof.attainable(p.ai),
-            percent=percent_of_roof(p, roof), side=side))
+            share=percent_of_roof(p, roof) / 100, side=side))
     return points
 
 

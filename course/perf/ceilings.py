@@ -181,14 +181,14 @@ def measure_bandwidth(vector_add_kernel: Any, n: int = STREAM_N, repeats: int = 
 def copy_launches(src: Any, dst: Any) -> dict[str, Any]:
     """The device-to-device copies of ``src`` into ``dst`` (Numba device arrays) to try.
 
-    * the driver's copy (cudaMemcpy device to device, what ``copy_to_device`` calls);
+    * the driver's copy (cudaMemcpyDeviceToDevice, what ``copy_to_device`` calls);
     * a Numba copy kernel with vector add's launch shape;
     * CuPy's copy kernel (``cupy.copyto``), when CuPy imports.
 
     Which one is fastest depends on the GPU and the driver, so the copy ceiling is the best.
     """
 
-    launches: dict[str, Any] = {"cudaMemcpy device to device": lambda: dst.copy_to_device(src)}
+    launches: dict[str, Any] = {"cudaMemcpyDeviceToDevice": lambda: dst.copy_to_device(src)}
     blocks, threads = vector_add_launch(dst.size)
 
     def numba_copy() -> None:

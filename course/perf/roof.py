@@ -86,7 +86,7 @@ def compare_with_datasheet(ceilings: Sequence[Ceiling], device_name: str) -> str
         lines.append(_("(course.tools.DATASHEET has no datasheet entry for {gpu})").format(
             gpu=device_name))
     else:
-        lines.append(_("(datasheet: {notes})").format(notes=spec.notes))
+        lines.append(_("(datasheet: {notes})").format(notes=_(spec.notes) if spec.notes else ""))
     return "\n".join(lines)
 
 
