@@ -24,7 +24,6 @@ from typing import Any
 import nbformat
 from nbclient import NotebookClient
 
-import sample_class as samples
 from course.runtime.backend import AUTOGRADE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,6 +180,10 @@ def english_prose(nb: nbformat.NotebookNode) -> list[str]:
 def solved_folder(folder: Path, track: str) -> Path:
     """The Korean release with the solutions filled in, in ``folder``, without the other
     track's notebooks 2 and 3 (a student of ``track`` has only theirs)."""
+    # Imported here: the detector above also runs where the grader's packages are not (the
+    # GPU session's notebook pass scans its Korean outputs with it; scripts/gpu/session.sh).
+    import sample_class as samples
+
     folder.mkdir(parents=True, exist_ok=True)
     solved = types.SimpleNamespace(BASE="solutions", LANGUAGE="ko")
     gone = left_out(track)
