@@ -35,7 +35,7 @@ VENV = ROOT / ".colab-venv"
 VERSIONS = ROOT / "tests" / "colab-versions.txt"
 PYTHON_VERSION = "3.13"
 #: the files that make the course package's wheel.
-PACKAGE_FILES = ("pyproject.toml", "README.md", "course", "autograder")
+PACKAGE_FILES = ("pyproject.toml", "README.md", "course", "autograder", "sample_class")
 
 
 class RuntimeSetupError(RuntimeError):
