@@ -14,7 +14,7 @@ course launches it with block (16, 16) and grid (ceil(N/64), ceil(M/64)); x ↔ 
 y ↔ rows, as before. It must be right for every M, N, K ≥ 1.
 
 :class:`RegisterTiling` describes any such configuration (the GPU ladder in
-``scripts/gpu_bonus_ladder.py`` tries bigger ones), :func:`check_register_tiled` checks a
+``scripts/gpu/bonus_ladder.py`` tries bigger ones), :func:`check_register_tiled` checks a
 kernel with the guarded runs and diagnoses of :mod:`course.checks.gemm`, and :func:`sweep_model`
 puts it into the tile sweep of :mod:`course.perf.sweep`.
 """

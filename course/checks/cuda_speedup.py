@@ -12,7 +12,7 @@ Numba's, and tiling gains far less: on an H200 (CuPy 14, docs/gpu-notes), tile 3
 speed of the naive kernel at 1024³ and 1.67× at 2048³, tile 16 1.5×, while a "tiled" kernel
 that reads A and B from global memory in its inner loop ran at 0.92–0.95×. The bar sits at the
 geometric middle of the fake kernel's best and a correct tile-32 kernel's worst ratio; the
-distributions over ≥ 20 runs from ``scripts/gpu_cudac.py`` confirm or move it
+distributions over ≥ 20 runs from ``scripts/gpu/cudac.py`` confirm or move it
 (docs/cuda-c-track.md).
 """
 

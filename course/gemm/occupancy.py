@@ -13,7 +13,7 @@ reserves per block on sm_80 and newer. It needs no GPU.
 
 On a real GPU, :func:`kernel_resources` reads what the compiler gave a kernel (registers,
 static shared memory, spills to local memory) and :func:`driver_occupancy` asks the driver,
-so students (and ``scripts/gpu_check_occupancy.py``) can compare model and hardware. Numba
+so students (and ``scripts/gpu/check_occupancy.py``) can compare model and hardware. Numba
 and CuPy are imported only inside those functions, so importing this module is cheap.
 """
 

@@ -86,7 +86,7 @@ KERNEL_SYNTAX: dict[type, tuple[str, str]] = {
     ast.ImportFrom: (N_("an import"), N_("Import at the top of the cell instead.")),
 }
 #: built-ins Numba cannot compile inside a GPU kernel (checked by compiling each on an H200,
-#: scripts/gpu_policy_probe.py: sum over a tuple and lambda compile; these do not).
+#: scripts/gpu/policy_probe.py: sum over a tuple and lambda compile; these do not).
 KERNEL_BUILTINS = frozenset({"list", "dict", "set", "frozenset", "sorted", "map", "filter",
                               "str", "repr", "format", "iter", "next", "any", "all"})
 #: numpy names a kernel may call: the number types. Its functions (np.sqrt, np.zeros …) are
