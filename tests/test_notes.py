@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.checks.passed import PASSED, UnknownTestError, passed, passed_line
+from course.checks.passed import PASSED, passed, passed_line
 from course.runtime import i18n
 from course.runtime.figures import FIGURE_TEXT, figure_text
 from course.runtime.notes import NOTES, UnknownNoteError, note, note_text
@@ -67,7 +67,8 @@ def test_every_name_a_cell_uses_exists_and_every_entry_is_used(table: dict, func
 
 
 def test_a_wrong_name_or_a_missing_value_is_a_clear_error() -> None:
-    with pytest.raises(UnknownTestError, match="no success line for a test named 'ai_matmul'"):
+    with pytest.raises(UnknownNoteError, match="no success line named 'ai_matmul'; there are: "
+                       "ai_vector_add_basic"):
         passed("ai_matmul")
     with pytest.raises(UnknownNoteError, match="no note named 'skipped'"):
         note("skipped")

@@ -44,7 +44,7 @@ from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
 from autograder.results.table import collect, render
-from autograder.runner.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
 from sample_class import handin as sample_handin
 
@@ -86,7 +86,7 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     export), else None.
     """
     engine = engine or engines.LocalEngine(workers())
-    everyone = sorted(p.name for p in (root / "submitted").iterdir() if p.is_dir())
+    everyone = submitted_students(root)
     students = everyone if students is None else students
     unknown = sorted(set(students) - set(everyone))
     if unknown:

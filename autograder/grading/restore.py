@@ -44,9 +44,16 @@ from autograder.grading.languages import notebook_language, release_notebook
 RESTORED_KEY = "course_restored"
 
 
+def _metadata(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell's metadata, or an empty one where a handed-in file has none or garbage."""
+    meta = cell.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
 def nbgrader_meta(cell: dict[str, Any]) -> dict[str, Any]:
-    """A cell's ``metadata.nbgrader`` (empty if it has none)."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    """A cell's ``metadata.nbgrader`` (empty if it has none, or not a mapping)."""
+    grader = _metadata(cell).get("nbgrader")
+    return grader if isinstance(grader, dict) else {}
 
 
 def cell_text(cell: dict[str, Any]) -> str:
@@ -62,7 +69,7 @@ def normalised(source: str) -> str:
 
 def cell_ids(cell: dict[str, Any]) -> set[str]:
     """A cell's ids: nbformat 4.5's ``id`` and the older ``metadata.id``."""
-    ids = {cell.get("id"), cell.get("metadata", {}).get("id")}
+    ids = {cell.get("id"), _metadata(cell).get("id")}
     return {i for i in ids if isinstance(i, str) and i}
 
 

@@ -34,7 +34,7 @@ from typing import Any
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from traitlets import Int, Unicode
 
-from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
+from autograder.handin.recognise import Release, classify
 from autograder.handin.tidy import hidden
 
 #: file-name patterns of the LMSs' bulk downloads, applied to the path inside the download.
@@ -211,21 +211,14 @@ class LmsCollector(FileNameCollectorPlugin):
                 continue
             if mapping and lms_id not in mapping:
                 row["note"] = f"LMS id {lms_id} is not in the mapping file"
-            if not looks_like_notebook(info["file_id"]) and \
-                    path.suffix.lower() not in ("", ".txt", ".json"):
-                _report(self.report_file, **row, outcome="ignored", detail="not a notebook")
+            outcome, notebook, how, reason = classify(path, release, self.max_bytes,
+                                                      name=info["file_id"])
+            if outcome == "ignored":
+                _report(self.report_file, **row, outcome=outcome, detail=reason)
                 continue
-            try:
-                notebook, how = identify(path, release, self.max_bytes, name=info["file_id"])
-            except NotANotebook as exc:
-                if not looks_like_notebook(info["file_id"]) and \
-                        str(exc).startswith("not a notebook"):
-                    _report(self.report_file, **row, outcome="ignored",
-                            detail="not a notebook")
-                    continue
-                outcome = "unmatched" if str(exc).startswith("matches no") else "rejected"
+            if outcome != "matched":
                 _report(self.report_file, **row, outcome=outcome,
-                        detail=f"{exc}; left in downloaded/")
+                        detail=f"{reason}; left in downloaded/")
                 continue
             # newer: the file name's time stamp (a regex's group) if any, else the upload
             # time kept in the zip, then Canvas's growing attachment id

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.handin import report, tidy
-from autograder.runner.names import ASSIGNMENT
+from autograder.runner.names import ASSIGNMENT, submitted_students
 
 SCRATCH_RELEASE = ".gradebook-release"
 
@@ -95,8 +95,7 @@ def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | N
     fail on an empty folder: they are put in the gradebook, so their row, all zeros, says why.
     """
     submitted = root / "submitted"
-    everyone = sorted(p.name for p in submitted.iterdir() if p.is_dir()) \
-        if submitted.exists() else []
+    everyone = submitted_students(root)
     unknown = sorted(set(students or ()) - set(everyone))
     if unknown:
         raise SystemExit(f"not in submitted/: {', '.join(unknown)}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.grading.restore import normalised
+from autograder.grading.restore import cell_ids, cell_text, nbgrader_meta, normalised
 
 #: the extensions a notebook arrives with: ``.ipynb``, and ``.ipynb.txt`` / ``.json`` from a
 #: browser or an LMS that did not know the type.
@@ -72,17 +72,13 @@ def _keys(nb: dict[str, Any], locked_only: bool) -> set[str]:
     for cell in nb.get("cells", []):
         if not isinstance(cell, dict):
             continue
-        meta = cell.get("metadata") or {}
-        grader = meta.get("nbgrader") or {}
-        if isinstance(grader, dict) and grader.get("grade_id"):
+        grader = nbgrader_meta(cell)
+        if grader.get("grade_id"):
             keys.add(f"grade_id:{grader['grade_id']}")
-        for cid in (cell.get("id"), meta.get("id")):
-            if isinstance(cid, str) and cid:
-                keys.add(f"id:{cid}")
-        if locked_only and isinstance(grader, dict) and not grader.get("locked"):
+        keys |= {f"id:{cid}" for cid in cell_ids(cell)}
+        if locked_only and not grader.get("locked"):
             continue
-        src = cell.get("source", "")
-        text = normalised("".join(src) if isinstance(src, list) else str(src))
+        text = normalised(cell_text(cell))
         if len(text) >= 40:  # short cells ("## Part 2") say nothing about which notebook
             keys.add(f"text:{text}")
     return keys
@@ -123,7 +119,13 @@ class Release:
 
 
 class NotANotebook(ValueError):
-    """A file that cannot be a notebook; the message says why, in words."""
+    """A file that cannot be graded; the message says why, in words, and ``kind`` which case:
+    ``"not_json"`` (not a notebook at all), ``"too_large"`` or ``"unmatched"`` (a notebook
+    of no notebook of the assignment)."""
+
+    def __init__(self, reason: str, kind: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
 
 
 def read_notebook(path: Path, limit_bytes: int) -> dict[str, Any]:
@@ -131,16 +133,16 @@ def read_notebook(path: Path, limit_bytes: int) -> dict[str, Any]:
     size = path.stat().st_size
     if size > limit_bytes:
         raise NotANotebook(f"too large ({size / 2**20:.0f} MB; the limit is "
-                           f"{limit_bytes / 2**20:.0f} MB, COURSE_HANDIN_MAX_MB)")
+                           f"{limit_bytes / 2**20:.0f} MB, COURSE_HANDIN_MAX_MB)", "too_large")
     try:
         nb = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
-        raise NotANotebook("not a notebook: not text (binary data)") from None
+        raise NotANotebook("not a notebook: not text (binary data)", "not_json") from None
     except json.JSONDecodeError as exc:
         raise NotANotebook(f"not a notebook: not valid JSON ({exc.msg} at line "
-                           f"{exc.lineno})") from None
+                           f"{exc.lineno})", "not_json") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise NotANotebook("not a notebook: JSON without a list of cells")
+        raise NotANotebook("not a notebook: JSON without a list of cells", "not_json")
     return nb
 
 
@@ -156,5 +158,23 @@ def identify(path: Path, release: Release, limit_bytes: int, name: str | None = 
     found = release.by_content(nb)
     if found is None:
         raise NotANotebook("matches no notebook of the assignment (neither by its name nor "
-                           "by its cells)")
+                           "by its cells)", "unmatched")
     return found, "content"
+
+
+def classify(path: Path, release: Release, limit_bytes: int, name: str | None = None
+             ) -> tuple[str, str, str, str]:
+    """What becomes of a handed-in file, the same for a student's folder and an LMS's zip:
+    ``(outcome, notebook, how, reason)`` with outcome ``"matched"`` (``notebook`` and ``how``
+    as :func:`identify` says), ``"ignored"`` (a file that is no notebook and not named like
+    one: notes.txt, a PDF), ``"unmatched"`` or ``"rejected"`` (``reason`` says why)."""
+    shown = name or path.name
+    if not looks_like_notebook(shown) and path.suffix.lower() not in ("", ".txt", ".json"):
+        return "ignored", "", "", "not a notebook"
+    try:
+        notebook, how = identify(path, release, limit_bytes, name)
+    except NotANotebook as exc:
+        if exc.kind == "not_json" and not looks_like_notebook(shown):
+            return "ignored", "", "", "not a notebook"
+        return ("unmatched" if exc.kind == "unmatched" else "rejected"), "", "", str(exc)
+    return "matched", notebook, how, ""

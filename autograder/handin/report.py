@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from autograder.runner.names import submitted_students
+
 CSV_NAME = "collection.csv"
 #: files left out of grading go here, by student, never silently deleted
 SET_ASIDE = "set_aside"
@@ -105,8 +107,7 @@ def notes_for(root: Path, student: str) -> list[str]:
 
 def summary(entries: list[Entry], submitted: Path, title: str) -> str:
     """The collection summary an instructor reads before grading."""
-    students = sorted(p.name for p in submitted.iterdir() if p.is_dir()) \
-        if submitted.exists() else []
+    students = submitted_students(submitted.parent)
     counts = {s: len(list((submitted / s).glob("*/*.ipynb"))) for s in students}
     by = Counter(e.outcome for e in entries)
     lines = [f"{title}: {len(students)} student(s) in {submitted.name}/, "

@@ -21,8 +21,8 @@ import shutil
 from pathlib import Path
 
 from autograder.handin import report
-from autograder.handin.recognise import NotANotebook, Release, identify, looks_like_notebook
-from autograder.runner.names import ASSIGNMENT
+from autograder.handin.recognise import Release, classify
+from autograder.runner.names import ASSIGNMENT, submitted_students
 
 #: files nbgrader itself writes into a submission folder (submit, collect, zip_collect)
 NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}
@@ -42,11 +42,6 @@ def _set_aside(root: Path, student: str, path: Path) -> None:
     shutil.move(str(path), target)
 
 
-def _candidate(path: Path) -> bool:
-    """Files that may be notebooks: anything named like one, and text without a known type."""
-    return looks_like_notebook(path.name) or path.suffix.lower() in ("", ".txt", ".json")
-
-
 def tidy_student(root: Path, student: str, release: Release, limit: int) -> list[report.Entry]:
     """Tidy one student's folder; return what was done with each file."""
     folder = root / "submitted" / student / ASSIGNMENT
@@ -60,17 +55,11 @@ def tidy_student(root: Path, student: str, release: Release, limit: int) -> list
         rel = path.relative_to(folder).as_posix()
         if rel in NBGRADER_FILES or hidden(rel):
             continue
-        if not _candidate(path):
-            entry(rel, "", "ignored", "not a notebook")
+        outcome, notebook, how, reason = classify(path, release, limit)
+        if outcome == "ignored":  # notes.txt: leave it be
+            entry(rel, "", outcome, reason)
             continue
-        try:
-            notebook, how = identify(path, release, limit)
-        except NotANotebook as exc:
-            reason = str(exc)
-            if not looks_like_notebook(path.name) and reason.startswith("not a notebook"):
-                entry(rel, "", "ignored", "not a notebook")  # notes.txt: leave it be
-                continue
-            outcome = "unmatched" if reason.startswith("matches no") else "rejected"
+        if outcome != "matched":
             _set_aside(root, student, path)
             entry(rel, "", outcome, f"{reason}; moved to {report.SET_ASIDE}/{student}/")
             continue
@@ -107,8 +96,7 @@ def tidy(root: Path, students: list[str] | None = None) -> list[report.Entry]:
     release = Release.load(root / "release" / ASSIGNMENT)
     limit = report.limit_bytes()
     submitted = root / "submitted"
-    everyone = sorted(p.name for p in submitted.iterdir() if p.is_dir()) \
-        if submitted.exists() else []
+    everyone = submitted_students(root)
     entries: list[report.Entry] = []
     for student in everyone:
         if students is not None and student not in students:

@@ -23,6 +23,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
+from unittest import mock
 
 from autograder.runner import worker
 
@@ -66,26 +67,19 @@ def _in_process(args: tuple[str, ...], root: Path) -> tuple[bool, str]:
     module, name = IN_PROCESS[args[0]]
     app_class = getattr(importlib.import_module(module), name)
     out = io.StringIO()
-    path = os.environ.get("PATH")
-    os.environ["PATH"] = worker.nbgrader_env()["PATH"]  # alembic, the gradebook's migrations
-    try:
-        with _IN_PROCESS_LOCK, contextlib.chdir(root), contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(out):
-            app = app_class()  # its log handler is made on first use: on the captured stderr
-            try:
-                app.initialize(list(args[1:]))
-                app.start()
-                ok = True
-            except SystemExit as exc:  # nbgrader's "fail": it logged why
-                ok = exc.code in (0, None)
-            except Exception:  # noqa: BLE001 - said in the log, as the command line would
-                traceback.print_exc(file=out)
-                ok = False
-    finally:
-        if path is None:
-            os.environ.pop("PATH", None)
-        else:
-            os.environ["PATH"] = path
+    with _IN_PROCESS_LOCK, contextlib.chdir(root), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(out), \
+            mock.patch.dict(os.environ, PATH=worker.nbgrader_env()["PATH"]):  # alembic's PATH
+        app = app_class()  # its log handler is made on first use: on the captured stderr
+        try:
+            app.initialize(list(args[1:]))
+            app.start()
+            ok = True
+        except SystemExit as exc:  # nbgrader's "fail": it logged why
+            ok = exc.code in (0, None)
+        except Exception:  # noqa: BLE001 - said in the log, as the command line would
+            traceback.print_exc(file=out)
+            ok = False
     return ok, out.getvalue()
 
 

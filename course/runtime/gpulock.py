@@ -224,9 +224,9 @@ def hold_shared_on_launch() -> bool:
         return True
 
     def launch(self, *args, **kwargs):
-        with shared_launch():
+        with shared_launch() as took_it:
             result = original(self, *args, **kwargs)
-            if held_for_launch():
+            if took_it:
                 _synchronize()  # the kernel has finished before the next timing may start
             return result
 
@@ -235,33 +235,24 @@ def hold_shared_on_launch() -> bool:
     return True
 
 
-_FOR_LAUNCH = threading.local()
-
-
 @contextlib.contextmanager
-def shared_launch() -> Iterator[None]:
+def shared_launch() -> Iterator[bool]:
     """Hold the lock shared for one kernel launch (which must end by synchronizing) where
-    this process holds nothing; under a hold it already has, the launch just runs.
+    this process holds nothing; under a hold it already has, the launch just runs. Yields
+    whether it took the lock for this launch.
 
     The CUDA C track's launches (:mod:`course.gemm.cudac.gpu`) and Numba's (the hook of
     :func:`hold_shared_on_launch`) both go through here.
     """
     lock = current()
     if lock is None or lock.mode is not None:
-        yield
+        yield False
         return
     lock.acquire("shared")
-    _FOR_LAUNCH.held = True
     try:
-        yield
+        yield True
     finally:
-        _FOR_LAUNCH.held = False
         lock.release()
-
-
-def held_for_launch() -> bool:
-    """True inside :func:`shared_launch` when it took the lock for this launch."""
-    return bool(getattr(_FOR_LAUNCH, "held", False))
 
 
 def _synchronize() -> None:
