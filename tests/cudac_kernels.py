@@ -66,3 +66,6 @@ TILED_MULTIPLES_ONLY = TILED.replace("(K + TILE - 1) / TILE", "K / TILE").replac
 #: returns early: the threads past the edge never reach the barriers
 TILED_EARLY_RETURN = TILED.replace("float acc = 0.0f;",
                                    "if (row >= M || col >= N) return;\n    float acc = 0.0f;")
+#: right on every small shape the correctness checks use, and does nothing at the timed size
+TILED_LAZY_AT_LARGE_K = TILED.replace("float acc = 0.0f;",
+                                      "if (K >= 1000) return;\n    float acc = 0.0f;")

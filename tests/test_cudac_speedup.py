@@ -33,3 +33,12 @@ def test_on_a_gpu_real_tiling_passes_and_fake_tiling_fails() -> None:
         check_speedup_cuda(k.TILED_GLOBAL_INNER_LOOP, k.NAIVE)
     with pytest.raises(SpeedupCheckError, match="not correct"):
         check_speedup_cuda(k.TILED_NO_FIRST_BARRIER, k.NAIVE)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu.available(), reason="needs a CUDA GPU and CuPy")
+def test_on_a_gpu_a_kernel_lazy_at_the_timed_size_gets_no_speedup() -> None:
+    """Every timed launch's C is counted on the device (``gpu.count_bad_kernel``): a kernel that
+    skips the work at 2048³ is caught there, however fast it looks."""
+    with pytest.raises(SpeedupCheckError, match=r"elements of C are not A·B at M=2048"):
+        check_speedup_cuda(k.TILED_LAZY_AT_LARGE_K, k.NAIVE)

@@ -360,6 +360,52 @@ def test_the_speedup_task_reports_a_lazy_kernel_as_not_correct_at_the_timed_size
                                  check_shape=(9, 7, 5))["verified"]
 
 
+def test_the_speedup_task_takes_the_gpu_alone_for_its_timed_launches_only(monkeypatch, tmp_path):
+    """Compiles, the reference product and the rest of the set-up happen before the exclusive
+    hold (set-up GPU work sharing the lock), so that other graders wait for this timing's
+    launches only; the hold is logged when the grader asks (scripts/gpu/throughput.py)."""
+    from course.runtime import gpulock
+
+    monkeypatch.setenv(gpulock.LOCK_ENV, str(tmp_path))
+    monkeypatch.setenv(gpulock.LOG_ENV, "1")
+    lock = gpulock.current()
+    seen: list[tuple[str, str | None]] = []
+    real_verifier = timing.GemmVerifier
+
+    def verifier(*args, **kwargs):
+        seen.append(("reference", lock.mode))
+        return real_verifier(*args, **kwargs)
+
+    def compile_for(kernel, args):
+        seen.append(("compile", lock.mode))
+        return False
+
+    class Clock(FakeClock):
+        def measure(self, fn, batch):
+            seen.append(("timed", lock.mode))
+            return super().measure(fn, batch)
+
+    monkeypatch.setattr(timing, "GemmVerifier", verifier)
+    monkeypatch.setattr(timing, "compile_for", compile_for)
+    monkeypatch.setattr(timing, "CudaEventClock", Clock)
+    good = bundle_from_objects({"make_gemm_tiled": kft.make_gemm_tiled,
+                                "gemm_naive": kft.gemm_naive})
+    assert speedup.speedup_task(good, size=24, tile=4, repeats=2, seed=0,
+                                 check_shape=(9, 7, 5))["verified"]
+    assert seen[0] == ("reference", "shared")
+    assert seen[1:3] == [("compile", None)] * 2  # tiled and naive, holding nothing
+    assert set(seen[3:]) == {("timed", "exclusive")} and len(seen[3:]) == 2 * 2
+    assert lock.mode is None
+    waited, held = (float(x) for x in (tmp_path / gpulock.HOLDS_LOG).read_text().split())
+    assert waited >= 0 and held > 0
+
+
+def test_compile_for_does_nothing_on_the_simulator():
+    from course.gemm.launch import compile_for
+
+    assert compile_for(kft.gemm_naive, ()) is False
+
+
 # --------------------------------------------------------------------------- real GPU
 
 

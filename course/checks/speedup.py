@@ -26,7 +26,7 @@ from course.gemm import inspection
 from course.gemm.launch import naive, tiled
 from course.gemm.operands import diagnose, random_operands, run_guarded
 from course.perf.budget import LaunchBudget, TimingBudgetExceeded
-from course.perf.timing import UnverifiedTimingError, time_gemm
+from course.perf.timing import GemmTiming, UnverifiedTimingError
 from course.runtime import backend, gpu_classes, gpulock
 from course.runtime.i18n import N_, _
 from course.runtime.seeds import fresh_seed
@@ -102,7 +102,7 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
                   size: int, tile: int, repeats: int, seed: int,
                   check_shape: tuple[int, int, int] = CHECK_SHAPE) -> dict[str, Any]:
     """Child-process side: rebuild kernels from source, check them once, then time them,
-    verifying every timed launch (:func:`course.perf.timing.time_gemm`)."""
+    verifying every timed launch (:class:`course.perf.timing.GemmTiming`)."""
     import numpy as np
 
     ns = student.load()
@@ -118,10 +118,12 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
             return {"error": _("{name} kernel is not correct: {problem}").format(
                 name=_(name), problem=problem)}
     renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
+    # Compiles, the reference product and the rest of the set-up first, sharing the GPU; then
+    # the GPU alone for the timed launches only: other graders wait for those, not for this.
+    timing = GemmTiming(renamed, size, size, size, seed=seed)
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
-            timings = time_gemm(renamed, size, size, size, repeats=repeats, seed=seed,
-                                budget=gpu_timing_budget(list(gemms), size))
+            timings = timing.run(repeats=repeats, budget=gpu_timing_budget(list(gemms), size))
     except TimingBudgetExceeded as exc:
         return {"error": str(exc)}
     except UnverifiedTimingError as exc:

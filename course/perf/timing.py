@@ -32,14 +32,14 @@ from typing import Protocol
 
 import numpy as np
 
-from course.gemm.launch import quiet_numba
+from course.gemm.launch import compile_for, quiet_numba
 from course.gemm.operands import random_operands
 from course.perf.budget import LaunchBudget, TimingBudgetExceeded
-from course.perf.verify import GemmVerifier, OutputCheck, UnverifiedTimingError
-from course.runtime import backend
+from course.perf.verify import GemmVerifier, OutputCheck, UnverifiedTimingError, warm_reference
+from course.runtime import backend, gpulock
 from course.runtime.i18n import _
 
-__all__ = ["Clock", "CudaEventClock", "LaunchBudget", "OutputCheck", "Timing",
+__all__ = ["Clock", "CudaEventClock", "GemmTiming", "LaunchBudget", "OutputCheck", "Timing",
            "TimingBudgetExceeded", "UnverifiedTimingError", "time_gemm", "time_launch",
            "time_launches"]
 
@@ -207,6 +207,63 @@ def time_launch(fn: Callable[[], None], label: str = "kernel", *, repeats: int =
                          clock=clock)[label]
 
 
+class GemmTiming:
+    """A GEMM timing set up and ready to run: :func:`time_gemm` in two halves.
+
+    Building it does everything that is not the timed launches themselves: the operands and
+    their float64 reference (CuPy), every kernel compiled for the timed arrays, each kernel's
+    output, and the verification kernel compiled. :meth:`run` then only warms up, times and
+    verifies. The speedup checks build it *before* they take the GPU alone
+    (:func:`course.runtime.gpulock.exclusive`), so that another student's timing never waits
+    for this one's compiles and imports (seconds of CPU) — only for its launches. The set-up's
+    own GPU work (copies, the reference product) holds the lock shared, like any check.
+    """
+
+    def __init__(self, gemms: Sequence, M: int, N: int, K: int, *, seed: int | None = None):
+        from numba import cuda
+
+        names = [gk.name for gk in gemms]
+        if len(set(names)) != len(names):
+            raise ValueError(f"each kernel needs its own name to be timed, got {names}")
+        self.M, self.N, self.K = M, N, K
+        self.A, self.B = random_operands(M, N, K, np.random.default_rng(seed))
+        warm_reference()  # CuPy's imports and compiles, before the lock
+        with gpulock.shared_launch() as took_lock:  # copies and the reference product
+            self.verifier = verifier = GemmVerifier(self.A, self.B)
+            outputs = {name: cuda.device_array((M, N), dtype=np.float32) for name in names}
+            if took_lock:
+                cuda.synchronize()
+        dA, dB = verifier.dA, verifier.dB
+        self.launches: dict[str, Callable[[], None]] = {}
+        self.checks: dict[str, OutputCheck] = {}
+        for gk in gemms:
+            cfg = gk.launch_for(M, N)
+            dC = outputs[gk.name]
+            compile_for(gk.kernel, (dA, dB, dC))
+            verifier.compile_check(dC)
+
+            def run(gk=gk, cfg=cfg, dC=dC) -> None:
+                with quiet_numba():
+                    gk.kernel[cfg.grid, cfg.block](dA, dB, dC)
+
+            self.launches[gk.name] = run
+            self.checks[gk.name] = verifier.output_check(dC, block=gk.tile or 16)
+
+    def run(self, *, repeats: int = 20, warmup: int = 3, batch: int = 1,
+            clock: Clock | None = None, budget: LaunchBudget | None = None
+            ) -> dict[str, Timing]:
+        """Warm up, time and verify every launch (:func:`time_launches`); then check that A and
+        B are unchanged."""
+        timings = time_launches(self.launches, repeats=repeats, warmup=warmup,
+                                flops=2.0 * self.M * self.N * self.K, batch=batch,
+                                checks=self.checks, clock=clock or CudaEventClock(),
+                                budget=budget)
+        problem = self.verifier.inputs_changed()
+        if problem:
+            raise UnverifiedTimingError(problem)
+        return timings
+
+
 def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, warmup: int = 3,
               seed: int | None = None, batch: int = 1, clock: Clock | None = None,
               budget: LaunchBudget | None = None) -> dict[str, Timing]:
@@ -214,32 +271,8 @@ def time_gemm(gemms: Sequence, M: int, N: int, K: int, *, repeats: int = 20, war
 
     Every timed sample of every kernel is verified against a float64 reference (tolerance
     scaled for K), each kernel writing its own output; A and B are checked unchanged at the
-    end. See :mod:`course.perf.verify`.
+    end. See :mod:`course.perf.verify`, and :class:`GemmTiming` for the same in two halves.
     """
     clock = clock or CudaEventClock()
-    from numba import cuda
-
-    names = [gk.name for gk in gemms]
-    if len(set(names)) != len(names):
-        raise ValueError(f"each kernel needs its own name to be timed, got {names}")
-    A, B = random_operands(M, N, K, np.random.default_rng(seed))
-    verifier = GemmVerifier(A, B)
-    dA, dB = verifier.dA, verifier.dB
-    launches: dict[str, Callable[[], None]] = {}
-    checks: dict[str, OutputCheck] = {}
-    for gk in gemms:
-        cfg = gk.launch_for(M, N)
-        dC = cuda.device_array((M, N), dtype=np.float32)
-
-        def run(gk=gk, cfg=cfg, dC=dC) -> None:
-            with quiet_numba():
-                gk.kernel[cfg.grid, cfg.block](dA, dB, dC)
-
-        launches[gk.name] = run
-        checks[gk.name] = verifier.output_check(dC, block=gk.tile or 16)
-    timings = time_launches(launches, repeats=repeats, warmup=warmup, flops=2.0 * M * N * K,
-                            batch=batch, checks=checks, clock=clock, budget=budget)
-    problem = verifier.inputs_changed()
-    if problem:
-        raise UnverifiedTimingError(problem)
-    return timings
+    return GemmTiming(gemms, M, N, K, seed=seed).run(repeats=repeats, warmup=warmup,
+                                                      batch=batch, clock=clock, budget=budget)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from course.gemm.launch import quiet_numba
+from course.gemm.launch import compile_for, quiet_numba
 from course.gemm.operands import C_POISON_BITS, diagnose, reference_and_tolerance
 from course.runtime import backend
 from course.runtime.i18n import _
@@ -99,6 +99,17 @@ def device_reference(A: np.ndarray, B: np.ndarray, dA: Any, dB: Any) -> tuple[An
     return cuda.to_device(ref64.astype(np.float32)), cuda.to_device(tol64.astype(np.float32))
 
 
+def warm_reference() -> None:
+    """Run :func:`device_reference` once on 2×2 arrays: CuPy compiles each elementwise kernel
+    it uses at its first call (NVRTC, a fraction of a second of CPU each), and a speedup timing
+    wants that done before it holds the GPU lock. The launches take microseconds."""
+    from numba import cuda
+
+    small = np.ones((2, 2), dtype=np.float32)
+    device_reference(small, small, cuda.to_device(small), cuda.to_device(small))
+    cuda.synchronize()
+
+
 class GemmVerifier:
     """Device copies of A and B, their reference product, and checks for timed outputs."""
 
@@ -123,6 +134,11 @@ class GemmVerifier:
             _count_kernel()[grid, block](dC, self.ref, self.tol, self.count)
         cuda.synchronize()
         return int(self.count.copy_to_host()[0])
+
+    def compile_check(self, dC: Any) -> None:
+        """Compile the counting kernel for ``dC`` now, not at the first check (see
+        :func:`course.gemm.launch.compile_for`)."""
+        compile_for(_count_kernel(), (dC, self.ref, self.tol, self.count))
 
     def output_check(self, dC: Any, block: int = 16) -> OutputCheck:
         """Poison ``dC`` before a sample; after it, explain what is wrong (None when right)."""

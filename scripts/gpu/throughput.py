@@ -29,6 +29,7 @@ machine: no speedups are measured there, so choose cheap ``--full`` students).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -146,16 +147,40 @@ def projected(wall_s: float, n_full: int, target: int = TARGET) -> float:
     return wall_s / n_full * target
 
 
-def grade(root: Path, workers: int, log: Path) -> tuple[float, dict, str]:
-    """Run `harness grade`; stream its lines; return (wall s, table JSON, stdout)."""
+def holds_summary(lock_dir: Path) -> str:
+    """The exclusive holds of the GPU lock logged in ``lock_dir`` (course.runtime.gpulock's
+    LOG_ENV): how many, how long they held the GPU and how long they waited for it."""
+    from course.runtime.gpulock import HOLDS_LOG
+
+    rows = []
+    path = lock_dir / HOLDS_LOG
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        with contextlib.suppress(ValueError):
+            waited, held = (float(x) for x in line.split())
+            rows.append((waited, held))
+    if not rows:
+        return "no exclusive holds logged"
+    waited, held = [r[0] for r in rows], [r[1] for r in rows]
+    return (f"{len(rows)} exclusive holds (speedup timings): held {sum(held):.0f} s in all, "
+            f"each {statistics.median(held):.2f} s median, {max(held):.2f} s longest; waited "
+            f"{statistics.median(waited):.1f} s median, {max(waited):.1f} s longest")
+
+
+def grade(root: Path, workers: int, log: Path, lock_dir: Path) -> tuple[float, dict, str]:
+    """Run `harness grade` with its own GPU lock in ``lock_dir`` (each exclusive hold logged);
+    stream its lines; return (wall s, table JSON, stdout)."""
+    from course.runtime.gpulock import LOCK_ENV, LOG_ENV
+
     table = root / "table.json"
     cmd = [sys.executable, "-m", "autograder", "grade", "--root", str(root),
            "--workers", str(workers), "--json", str(table)]
+    shutil.rmtree(lock_dir, ignore_errors=True)
     started = time.monotonic()
     lines = []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                              filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)])))
+                              filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)])),
+                              **{LOCK_ENV: str(lock_dir), LOG_ENV: "1"})
                           ) as proc:
         for line in proc.stdout:
             lines.append(line)
@@ -235,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
               "|---|---|---|---|---|---|---|"]
     ratios: dict[str, dict[str, tuple[str, float | None]]] = {}
     waits: dict[str, dict[str, float]] = {}
+    holds: dict[str, str] = {}  # the GPU lock's exclusive holds, per phase
     problems: list[str] = []
     phases = [] if args.skip_serial else [("serial", 1, args.full_serial)]
     phases.append(("parallel", parallel_workers, args.full_parallel))
@@ -244,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(base, root)
         bases = stage(root, args.full, n_full, checks)
         print(f"== {name}: {len(bases)} students, {workers} at a time", flush=True)
-        wall, table, stdout = grade(root, workers, scratch / f"{name}.log")
+        lock_dir = scratch / f"gpu-lock-{name}"
+        wall, table, stdout = grade(root, workers, scratch / f"{name}.log", lock_dir)
         seconds = parse_lines(stdout)
         full = [seconds[s] for s, b in bases.items() if b == args.full and s in seconds]
         own = statistics.mean(full) if full else float("nan")
@@ -256,12 +283,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: wall {wall:.0f} s for {len(bases)} students ({wall / len(bases):.1f} s "
               f"each), a full submission {own:.1f} s; projected {TARGET} full submissions: "
               f"{projection / 60:.1f} min", flush=True)
+        holds[name] = holds_summary(lock_dir)
+        print(f"{name}: {holds[name]}", flush=True)
         phase_problems = verdict_problems(table, bases, gpu=bool(gpus))
         problems += [f"{name}: {p}" for p in phase_problems]
         ratios[name] = speedup_ratios(root, sorted(bases))
         waits[name] = speedup_seconds(root, sorted(bases))
-        _write(args.out, report, ratios, bases, problems, waits)
-    _write(args.out, report, ratios, bases, problems, waits)
+        _write(args.out, report + [""] + [f"- GPU lock, {k}: {v}" for k, v in holds.items()],
+                   ratios, bases, problems, waits)
+    _write(args.out, report + [""] + [f"- GPU lock, {k}: {v}" for k, v in holds.items()],
+                   ratios, bases, problems, waits)
     print("\n".join(problems) or "verdicts: every replica scored as its sample student "
           "is expected to")
     for name, got in ratios.items():
