@@ -109,6 +109,43 @@ def test_a_real_check_replays_its_report(grading, capsys, monkeypatch):
         gemm.check_naive_gemm(kft.gemm_naive, shapes=((5, 7, 8),), seed=1)
 
 
+def fake_kind(monkeypatch, kind: str) -> None:
+    """Make ``backend.detect()`` say ``kind`` (the re-check's GPU, the kernel's simulator)."""
+    real = backend.detect()
+    monkeypatch.setattr(backend, "detect", lambda: type(real)(kind=kind, reason="test"))
+
+
+def test_shapes_chosen_by_kind_replay_across_backends(grading, capsys, monkeypatch):
+    """Grading on a GPU machine: the re-check runs on the GPU, the student's kernel on the
+    simulator. A test cell that passes ``backend.by_kind(gpu=..., simulator=...)`` calls the
+    check with the same arguments in both, so the kernel replays the GPU's outcome instead of
+    simulating the check again; a cell that chose its shapes itself would not have."""
+    shapes = backend.by_kind(gpu=[(5, 7, 9), (3, 2, 1)], simulator=[(4, 4, 4)])
+    assert replay.key("c", (), {"shapes": shapes}) == \
+        replay.key("c", (), {"shapes": backend.by_kind(gpu=[(5, 7, 9), (3, 2, 1)],
+                                                        simulator=[(4, 4, 4)])})
+    assert replay.key("c", (), {"shapes": shapes}) != replay.key("c", (), {"shapes": [(4, 4, 4)]})
+    ran: list[tuple] = []
+    real_run_cases = gemm.run_cases
+
+    def counting(gk, shapes, *args, **kwargs):
+        ran.append(tuple(shapes))
+        return real_run_cases(gk, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(gemm, "run_cases", counting)
+    with monkeypatch.context() as on_gpu:  # the re-check: a GPU (simulated here), GPU shapes
+        fake_kind(on_gpu, "gpu")
+        report = gemm.check_naive_gemm(rebuilt(kft.gemm_naive), shapes=shapes, seed=1)
+    assert ran == [((5, 7, 9), (3, 2, 1))] and report.shapes == ((5, 7, 9), (3, 2, 1))
+    grading()
+    first = capsys.readouterr().out
+    fake_kind(monkeypatch, "simulator")  # the kernel: the simulator, the same call
+    assert backend.resolve(shapes) == [(4, 4, 4)]
+    again = gemm.check_naive_gemm(kft.gemm_naive, shapes=shapes, seed=1)
+    assert again == report and capsys.readouterr().out == first
+    assert len(ran) == 1  # replayed, not simulated again
+
+
 class NeedsTwo(AssertionError):
     def __init__(self, shape, why):
         super().__init__(f"{shape}: {why}")
@@ -145,3 +182,19 @@ def test_the_grader_and_the_kernel_name_the_same_variable():
     from autograder.sandbox import bwrap as sandbox
 
     assert sandbox.REPLAY_ENV == replay.REPLAY_ENV
+
+
+def test_no_test_cell_chooses_its_arguments_by_backend_itself():
+    """Every test cell that needs other arguments on a GPU passes ``backend.by_kind`` (see the
+    test above): a cell that branches on ``backend.detect()`` makes the check's call differ
+    between the GPU re-check and the simulator kernel, which then simulates it again."""
+    import json
+    from pathlib import Path
+
+    branching = []
+    for path in sorted(Path(__file__).parents[1].glob("source/week4/*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade") and "backend.detect()" in "".join(cell["source"]):
+                branching.append(f"{path.name}: {meta.get('grade_id')}")
+    assert not branching, branching

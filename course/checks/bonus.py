@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -132,7 +132,8 @@ def register_tiled(factory: Callable[[], Any], config: RegisterTiling = CONTRACT
 
 
 @replay.replayable
-def check_register_tiled(factory: Callable[[], Any], shapes: Sequence[Shape] | None = None,
+def check_register_tiled(factory: Callable[[], Any],
+                         shapes: Sequence[Shape] | backend.ByKind | None = None,
                          seed: int | None = None, quiet: bool = False,
                          config: RegisterTiling = CONTRACT) -> GemmReport:
     """Check ``make_gemm_register_tiled`` on ragged shapes; raise GemmCheckError if wrong.
@@ -143,9 +144,8 @@ def check_register_tiled(factory: Callable[[], Any], shapes: Sequence[Shape] | N
     """
     gate.begin_check("check_register_tiled")
     kind = backend.require_runnable()
-    if shapes is None:
-        shapes = GPU_SHAPES if kind == "gpu" else SIM_SHAPES
-    shapes = tuple(shapes)
+    chosen = cast("Sequence[Shape] | None", backend.resolve(shapes))
+    shapes = tuple(chosen if chosen is not None else GPU_SHAPES if kind == "gpu" else SIM_SHAPES)
     rng = generator(seed)
     try:
         gk = register_tiled(factory, config)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -132,13 +132,13 @@ def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 @replay.replayable
-def check_naive_gemm(kernel: Any, shapes: Sequence[Shape] | None = None,
+def check_naive_gemm(kernel: Any, shapes: Sequence[Shape] | backend.ByKind | None = None,
                      seed: int | None = None, quiet: bool = False) -> GemmReport:
     """Check ``gemm_naive`` on ragged shapes; raise :class:`GemmCheckError` if it is wrong."""
     gate.begin_check("check_naive_gemm")
     kind = backend.require_runnable()
     gk = naive(kernel)
-    shapes = tuple(shapes or _default_shapes())
+    shapes = tuple(cast("Sequence[Shape] | None", backend.resolve(shapes)) or _default_shapes())
     worst = run_cases(gk, shapes, generator(seed), block=16)
     report = GemmReport("gemm_naive", shapes, kind, worst)
     if not quiet:
@@ -154,13 +154,14 @@ def _simulator_inspection(factory: Callable[[int], Any], tile: int, shape: Shape
 
 @replay.replayable
 def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES,
-                     shapes: Sequence[Shape] | None = None, seed: int | None = None,
-                     barrier_shape: Shape | None = None, quiet: bool = False) -> GemmReport:
+                     shapes: Sequence[Shape] | backend.ByKind | None = None,
+                     seed: int | None = None, barrier_shape: Shape | None = None,
+                     quiet: bool = False) -> GemmReport:
     """Check ``make_gemm_tiled`` for every tile on ragged shapes, barriers included."""
     gate.begin_check("check_tiled_gemm")
     kind = backend.require_runnable()
     rng = generator(seed)
-    shapes = tuple(shapes or _default_shapes())
+    shapes = tuple(cast("Sequence[Shape] | None", backend.resolve(shapes)) or _default_shapes())
     worst = 0.0
     # Barriers first (a race can look like any other wrong value), watched on the simulator
     # at one small tile whatever tiles are checked: the kernel's code is the same for every

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numba import cuda
@@ -178,8 +178,8 @@ def _launch_checked(kernel: Any, blocks: int, n: int, *arrays: Any) -> None:
 
 
 @replay.replayable
-def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int | None = None,
-                     quiet: bool = False) -> VectorAddReport:
+def check_vector_add(kernel: Any, sizes: Sequence[int] | backend.ByKind | None = None,
+                     seed: int | None = None, quiet: bool = False) -> VectorAddReport:
     """Check a grid-stride ``vector_add(a, b, c)`` kernel on ragged sizes; raise if it is wrong.
 
     Each size runs on the grids of :func:`check_grids` with fresh random float32 inputs; c
@@ -192,6 +192,7 @@ def check_vector_add(kernel: Any, sizes: Sequence[int] | None = None, seed: int 
     """
     gate.begin_check("check_vector_add")
     kind = backend.require_runnable()
+    sizes = cast("Sequence[int] | None", backend.resolve(sizes))
 
     require_kernel(kernel, "vector_add")
     sizes = tuple(sorted(positive_int("size", n) for n in (sizes or (

@@ -231,3 +231,35 @@ def require_runnable() -> str:
         raise NoGPUError(_("kernels cannot run here: {reason}. {hint}").format(
             reason=b.reason, hint=_(COLAB_HINT)))
     return b.kind
+
+
+@dataclass(frozen=True)
+class ByKind:
+    """A test's argument that depends on where kernels run: ``gpu`` on a GPU, ``simulator``
+    elsewhere (every simulated GPU thread is a Python thread: fewer, smaller shapes).
+
+    A test cell writes ``check_naive_gemm(gemm_naive, shapes=backend.by_kind(gpu=[...],
+    simulator=[...]))`` rather than choosing with ``if backend.detect().kind == "gpu"``: the
+    check is then called with the *same* arguments wherever it runs, and it picks
+    (:func:`resolve`) when it runs. While grading on a GPU machine that matters: the trusted
+    re-check runs on the GPU and the student's kernel on the simulator, and a check whose call
+    is the same in both replays the re-check's outcome in the kernel
+    (:mod:`course.trust.replay`) instead of simulating it again.
+    """
+
+    gpu: object
+    simulator: object
+
+    def pick(self) -> object:
+        """The value for this process's backend."""
+        return self.gpu if detect().kind == "gpu" else self.simulator
+
+
+def by_kind(*, gpu: object, simulator: object) -> ByKind:
+    """``gpu`` on a GPU, ``simulator`` elsewhere, chosen by the check that receives it."""
+    return ByKind(gpu=gpu, simulator=simulator)
+
+
+def resolve(value: object) -> object:
+    """A :class:`ByKind` argument's value for this backend; anything else as it is."""
+    return value.pick() if isinstance(value, ByKind) else value

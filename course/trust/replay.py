@@ -72,6 +72,9 @@ def _plain(value: Any, name: str) -> Any:
         return value
     if isinstance(value, (list, tuple)):
         return [_plain(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, backend.ByKind):  # both choices: the same key on a GPU and off it
+        return {"gpu": _plain(value.gpu, f"{name}.gpu"),
+                "simulator": _plain(value.simulator, f"{name}.simulator")}
     if callable(value):
         try:
             bundle = bundle_from_objects({name: value})
