@@ -434,3 +434,64 @@ def test_a_cuda_c_launch_holds_the_lock_shared_only_while_it_runs(tmp_path: Path
         seen.append(gpulock.current().mode)
     gpulock.release()
     assert seen == ["shared", "synchronized", None, "exclusive", "synchronized", "exclusive"]
+
+
+def test_a_launch_that_outlives_the_limit_is_ended_with_a_reason(tmp_path, monkeypatch):
+    """The launch limit (``COURSE_GPU_LAUNCH_LIMIT``): a launch holding the lock shared longer
+    is handed to the hung-launch handler, which ends the process in a grader (here it only
+    records); a launch within the limit is left alone."""
+    monkeypatch.setenv(gpulock.LOCK_ENV, str(tmp_path))
+    monkeypatch.setenv(gpulock.LAUNCH_LIMIT_ENV, "0.3")
+    told: list[str] = []
+    gpulock.on_hung_launch(told.append)
+    try:
+        with gpulock.shared_launch() as took:
+            assert took
+        time.sleep(0.5)
+        assert told == []
+        with gpulock.shared_launch():
+            time.sleep(0.8)
+        assert len(told) == 1 and "did not finish within 0.3 s" in told[0]
+    finally:
+        gpulock.on_hung_launch(None)
+
+
+@pytest.mark.gpu
+def test_a_real_kernel_that_never_ends_frees_the_gpu_within_the_launch_limit(
+        tmp_path: Path) -> None:
+    """On a GPU: a check's kernel that spins forever, launched under the hook, holds the lock
+    shared until the launch limit ends its process (exit code 70, the reason on stderr); a
+    timing waiting for the GPU alone gets it within that limit, not after the cell's timeout."""
+    probe = textwrap.dedent("""
+        import numpy as np
+        import course
+        from course.runtime import gpulock
+        from numba import cuda, float32
+        assert gpulock.hold_shared_on_launch()
+
+        @cuda.jit
+        def spins(x):
+            while x[0] == 0.0:  # an atomic: the compiler keeps the loop
+                cuda.atomic.add(x, 1, float32(0.0))
+
+        spins[1, 1](cuda.to_device(np.ones(2, dtype=np.float32)))  # compiled; returns at once
+        x = cuda.to_device(np.zeros(2, dtype=np.float32))
+        print("launching", flush=True)
+        spins[1, 1](x)
+        print("the launch returned", flush=True)
+    """)
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]  # keep carried wheels
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths),
+               **{gpulock.LOCK_ENV: str(tmp_path), gpulock.LAUNCH_LIMIT_ENV: "3"})
+    hung = subprocess.Popen([sys.executable, "-c", probe], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert hung.stdout.readline().strip() == "launching"
+    time.sleep(0.5)  # the launch has taken the lock
+    timing = gpulock.GpuLock(tmp_path)
+    asked = time.monotonic()
+    timing.acquire("exclusive")
+    waited = time.monotonic() - asked
+    timing.release()
+    _out, err = hung.communicate(timeout=60)
+    assert hung.returncode == 70 and "did not finish within 3 s" in err, err
+    assert 1.0 <= waited <= 3 + 2.0, f"the timing waited {waited:.1f} s for a hung launch"

@@ -86,3 +86,25 @@ def test_without_a_session_the_process_ends_with_its_jobs(tmp_path: Path) -> Non
     course.mkdir()
     out = _run([_job("once", "print('once')")], course, None)
     assert out[0]["stdout"] == "once\n" and not trusted_process._WARM
+
+
+def test_a_launch_that_outlives_the_gpu_limit_fails_its_check_and_the_rest_go_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that hangs while it holds the GPU lock shared would stall every waiting timing
+    (and everyone queued behind it) until its cell's timeout; the launch limit ends its process
+    instead, with a reason, and the notebook's next check runs in a new one."""
+    from autograder.grading.trusted_child import HUNG_LAUNCH
+    from course.runtime import gpulock
+
+    monkeypatch.setenv(gpulock.LAUNCH_LIMIT_ENV, "1")
+    course = tmp_path / "course"
+    course.mkdir()
+    hangs = ("import time\nfrom course.runtime import gpulock\n"
+             "with gpulock.shared_launch() as took:\n    print(took)\n    time.sleep(60)")
+    notes: list[str] = []
+    got = trusted_process.run_jobs(
+        [_job("hangs", hangs), _job("after", "print('after')")], course_root=course,
+        timeout_s=30, session="week4/fay", notes=notes)
+    assert got[0]["ename"] == HUNG_LAUNCH and "within 1 s" in got[0]["evalue"], got
+    assert got[1]["status"] == "pass" and got[1]["stdout"] == "after\n", got
+    assert any("hangs" in n and "within 1 s" in n for n in notes), notes

@@ -15,6 +15,7 @@ dies (the parent then stops it, and the next notebook gets a new one).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 NOT_MEASURED = "NotMeasured"
+#: a check whose kernel launch outlived the GPU lock's launch limit (the process was ended)
+HUNG_LAUNCH = "GpuLaunchTimeout"
 MAX_STDOUT = 4000
 #: in a request's folder: what the parent asks (``{"jobs": [...], "env": {...}}``).
 REQUEST_FILE = "request.json"
@@ -102,8 +105,19 @@ def _prepare() -> None:
         _HOLD_PER_CELL[0] = True
 
 
+def _stop_hung(sink: Any, grade_id: str, reason: str) -> None:
+    """A launch outlived the GPU lock's launch limit (:func:`course.runtime.gpulock.shared_launch`):
+    record the check's failure, then end this process, the only way to stop the kernel. The
+    parent starts a new process for the notebook's other checks."""
+    sink.write(json.dumps({"grade_id": grade_id, "status": "fail", "ename": HUNG_LAUNCH,
+                           "evalue": reason, "stdout": ""}) + "\n")
+    sink.flush()
+    os._exit(0)
+
+
 def run_request(folder: Path) -> None:
     """Run the jobs of one notebook (``folder``/request.json), one verdict per line."""
+    from course.runtime import gpulock
     from course.trust import replay
 
     request = json.loads((folder / REQUEST_FILE).read_text())
@@ -113,9 +127,11 @@ def run_request(folder: Path) -> None:
     try:
         with open(folder / RESULTS_FILE, "a") as sink:
             for job in request["jobs"]:
+                gpulock.on_hung_launch(functools.partial(_stop_hung, sink, job["grade_id"]))
                 sink.write(json.dumps(_run_one(job)) + "\n")
                 sink.flush()
     finally:
+        gpulock.on_hung_launch(None)
         replay.record_to(None)
         gc.collect()  # what one notebook's checks left behind is not the next one's memory
 

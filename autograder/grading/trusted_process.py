@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.grading.trusted_child import READY_FILE, REPLAY_FILE, REQUEST_FILE, RESULTS_FILE
+from autograder.grading.trusted_child import (
+    HUNG_LAUNCH,
+    READY_FILE,
+    REPLAY_FILE,
+    REQUEST_FILE,
+    RESULTS_FILE,
+)
 from autograder.sandbox import bwrap as sandbox
 from autograder.sandbox import gpulock as gpulock_setup
 from autograder.sandbox import limits as limits_mod
@@ -210,7 +216,14 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                 checker.close()
         got = [json.loads(line) for line in lines]
         results.extend(got)
-        if len(got) < len(todo):  # the job in progress hung or killed the process
+        # A launch that outlived the GPU lock's limit: that check says so and its process
+        # ended; the notebook's other checks go on in a new one (the loop), sharing a budget.
+        hung = [r for r in got if r.get("ename") == HUNG_LAUNCH]
+        if hung and budget is None:
+            budget = limits.after_timeout
+            notes.append(_("check {cell} was stopped: {reason}").format(
+                cell=hung[0]["grade_id"], reason=hung[0]["evalue"]))
+        if len(got) < len(todo) and not hung:  # the job in progress hung or killed the process
             stuck = todo[len(got)]
             if stopped == "timeout":
                 if budget is None:

@@ -66,6 +66,8 @@ ENV_ALLOWED = frozenset({
     "COURSE_LANG",  # the language the checks speak (course.runtime.i18n), set per notebook
     # the GPU lock between graders (course.gpulock): where it is, the queue's heartbeat
     "COURSE_GPU_LOCK", "COURSE_GPU_LOCK_HEARTBEAT", "COURSE_GPU_LOCK_MAX_WAIT",
+    "COURSE_GPU_LOCK_LOG",  # measuring: log each exclusive hold (scripts/gpu/throughput.py)
+    "COURSE_GPU_LAUNCH_LIMIT",  # seconds one launch may hold the lock shared
 })
 ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "NUMBA_", "CUPY_")
 #: Set inside every sandbox: writable places are all under the private /tmp.

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.runtime import gpulock
 from course.runtime.i18n import _
 
 #: seconds always allowed on top of the derived budget (the host's work: events, checks).
@@ -46,13 +47,17 @@ class TimingBudgetExceeded(RuntimeError):
 
 def exit_on_overrun(result_path: str | Path) -> None:
     """In a check process: on overrun, write ``{"error": reason}`` to ``result_path`` and end
-    the process at once (its CUDA context, the hung kernel and the GPU lock go with it)."""
+    the process at once (its CUDA context, the hung kernel and the GPU lock go with it). A
+    launch that outlives :data:`course.runtime.gpulock.LAUNCH_LIMIT_S` ends it the same way."""
 
     def give_up(reason: str) -> None:
-        Path(result_path).write_text(json.dumps({"error": reason}))
+        partial = f"{result_path}.partial"  # whole, then renamed: the parent may be polling
+        Path(partial).write_text(json.dumps({"error": reason}))
+        os.replace(partial, result_path)
         os._exit(0)
 
     _HANDLER[:] = [give_up]
+    gpulock.on_hung_launch(give_up)  # a launch that hangs while sharing the GPU: the same
 
 
 @dataclass

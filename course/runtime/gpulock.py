@@ -34,14 +34,19 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from course.runtime.backend import TRUSTED_ENV
+from course.runtime.i18n import _
 
 LOCK_ENV = "COURSE_GPU_LOCK"
 HEARTBEAT_ENV = "COURSE_GPU_LOCK_HEARTBEAT"
 MAX_WAIT_ENV = "COURSE_GPU_LOCK_MAX_WAIT"
+#: "1": every exclusive hold appends "<seconds waited> <seconds held>" to :data:`HOLDS_LOG` in the
+#: lock's directory (what ``scripts/gpu/throughput.py`` reports; off unless it asks).
+LOG_ENV = "COURSE_GPU_LOCK_LOG"
+HOLDS_LOG = "exclusive-holds.log"
 #: a heartbeat younger than this means "still waiting for the GPU, not hanging" (a waiter
 #: beats every second and removes the file when it gets the lock).
 HEARTBEAT_FRESH_S = 3.0
@@ -173,14 +178,20 @@ def exclusive() -> Iterator[None]:
         yield
         return
     before = lock.mode
+    asked = time.monotonic()
     lock.acquire("exclusive")
+    got = time.monotonic()
     try:
         yield
     finally:
+        held = time.monotonic() - got
         if before == "shared":
             lock.acquire("shared")
         else:
             lock.release()
+        if os.environ.get(LOG_ENV) == "1":
+            with contextlib.suppress(OSError), open(lock.directory / HOLDS_LOG, "a") as log:
+                log.write(f"{got - asked:.3f} {held:.3f}\n")
 
 
 @contextlib.contextmanager
@@ -235,11 +246,49 @@ def hold_shared_on_launch() -> bool:
     return True
 
 
+#: seconds one launch may hold the lock shared (``COURSE_GPU_LAUNCH_LIMIT`` overrides): a check's
+#: launches take milliseconds, and while one runs every waiting timing (and, behind it, every
+#: other check) waits. A kernel that never ends there would otherwise stall the class until its
+#: test cell's timeout (10 minutes by default).
+LAUNCH_LIMIT_S = 10.0
+LAUNCH_LIMIT_ENV = "COURSE_GPU_LAUNCH_LIMIT"
+_HUNG_LAUNCH: list[Callable[[str], None]] = []
+
+
+def on_hung_launch(handler: Callable[[str], None] | None) -> None:
+    """Who is told (with the reason) when a launch outlives the limit; it must end the process,
+    the only way to stop a running kernel. None: the default, which writes the reason to stderr
+    and ends the process."""
+    _HUNG_LAUNCH[:] = [handler] if handler else []
+
+
+def hung_launch_reason(seconds: float) -> str:
+    """What a check stopped by the launch limit says (in the student's language)."""
+    return _("a kernel launch did not finish within {seconds} s, on a GPU shared with the "
+             "other students' checks, so it was stopped there. A correct launch at the checks' "
+             "sizes takes milliseconds: does the kernel loop forever, or wait at a barrier "
+             "that some threads never reach?").format(seconds=f"{seconds:g}")
+
+
+def _end_hung_launch(seconds: float) -> None:
+    reason = hung_launch_reason(seconds)
+    if _HUNG_LAUNCH:
+        _HUNG_LAUNCH[0](reason)
+        return
+    with contextlib.suppress(OSError):
+        os.write(2, (reason + "\n").encode())
+    os._exit(70)
+
+
 @contextlib.contextmanager
 def shared_launch() -> Iterator[bool]:
     """Hold the lock shared for one kernel launch (which must end by synchronizing) where
     this process holds nothing; under a hold it already has, the launch just runs. Yields
     whether it took the lock for this launch.
+
+    A launch that holds the lock longer than :data:`LAUNCH_LIMIT_S` ends its process (the
+    handler of :func:`on_hung_launch` says why first), which lets go of the lock: a kernel that
+    hangs costs its own check, not the other students' time.
 
     The CUDA C track's launches (:mod:`course.gemm.cudac.gpu`) and Numba's (the hook of
     :func:`hold_shared_on_launch`) both go through here.
@@ -248,10 +297,15 @@ def shared_launch() -> Iterator[bool]:
     if lock is None or lock.mode is not None:
         yield False
         return
+    limit = float(os.environ.get(LAUNCH_LIMIT_ENV) or LAUNCH_LIMIT_S)
     lock.acquire("shared")
+    watchdog = threading.Timer(limit, _end_hung_launch, args=(limit,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         yield True
     finally:
+        watchdog.cancel()
         lock.release()
 
 

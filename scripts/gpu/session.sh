@@ -7,11 +7,12 @@
 #   bash scripts/gpu/session.sh roofline  # ceilings, notebooks 00/04/05 executed, GPU tests
 #   bash scripts/gpu/session.sh throughput  # grading seconds per student, serial vs parallel
 #                                       # (FULL_SERIAL=1 FULL_PARALLEL=8 WORKERS=8: sizes)
-#   bash scripts/gpu/session.sh throughput16  # the issue-21 measure: 16 full submissions, 16
-#                                       # at a time, projected to 100 (about 6 min)
-#   bash scripts/gpu/session.sh hang    # a kernel that never ends at 2048³ (yan) graded beside
-#                                       # 7 correct full submissions: every speedup check's
-#                                       # seconds, GPU queue included (budget: course/perf/budget.py)
+#   bash scripts/gpu/session.sh throughput16  # the issue-21 measure: 16 submissions at a time
+#                                       # (15 full + ivy), projected to 100 full (about 4 min)
+#   bash scripts/gpu/session.sh hang    # kernels that never end, at 2048³ (yan) and at one
+#                                       # checked shape (yul), graded beside 7 correct full
+#                                       # submissions: every speedup check's seconds, GPU queue
+#                                       # included (course/perf/budget.py, gpulock's launch limit)
 #   bash scripts/gpu/session.sh profile  # CPU seconds of one full submission by notebook and
 #                                       # process kind (scripts/gpu/profile_grading.py)
 #   bash scripts/gpu/session.sh t4model   # the T4 estimate's claims, checked on this GPU
@@ -157,14 +158,18 @@ elif [ "$PART" = throughput ]; then
     --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
     --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
 elif [ "$PART" = throughput16 ]; then
-  echo "== grading throughput: 16 full submissions, 16 at a time (no serial phase)"
-  python3 scripts/gpu/throughput.py --skip-serial --full-parallel 16 --workers 16 \
+  # 16 submissions at once on 16 cores: 15 full ones and ivy (a fake tiled kernel, so that a
+  # failing ratio is measured under load too); the projection divides by the 15 full ones only.
+  echo "== grading throughput: 15 full submissions + ivy, 16 at a time (no serial phase)"
+  python3 scripts/gpu/throughput.py --skip-serial --full-parallel 15 --workers 16 \
     --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
 elif [ "$PART" = hang ]; then
-  echo "== a hanging tiled kernel (yan) graded beside 7 correct full submissions, 8 at a time"
+  echo "== hanging tiled kernels (yan at the timed size, yul at one checked shape) graded beside"
+  echo "   7 correct full submissions and zoe (lazy at the timed size), all 10 at once"
   COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-240} python3 scripts/gpu/throughput.py \
-    --skip-serial --full-parallel 7 --checks yan_spins_at_large_k,zoe_lazy_at_large_k \
-    --workers 8 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
+    --skip-serial --full-parallel 7 \
+    --checks yan_spins_at_large_k,yul_spins_at_one_shape,zoe_lazy_at_large_k \
+    --workers 10 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
 elif [ "$PART" = profile ]; then
   echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
   python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
