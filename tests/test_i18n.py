@@ -359,13 +359,13 @@ def test_a_fresh_check_process_speaks_the_notebooks_language(tmp_path, monkeypat
         pass
 
     def popen(argv, env, **kwargs):
-        seen.update(env)
+        seen.update(json.loads(Path(argv[-2]).read_text())["env"])  # the job's environment
         raise Stop
 
     monkeypatch.setenv("JPY_SESSION_NAME", str(_notebook(tmp_path, "ko")))
     monkeypatch.setattr(subprocess, "Popen", popen)
     with pytest.raises(Stop):
-        runner.run_job({"task": "none"}, simulator=True)
+        runner.run_job({"task": "none"}, simulator=False)
     assert seen[i18n.ENV] == "ko"
 
 

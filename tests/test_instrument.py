@@ -255,6 +255,28 @@ def test_inspect_in_a_fresh_simulator_process():
     assert seen["races"]
 
 
+def test_simulator_jobs_share_one_warm_process_and_a_hung_one_is_replaced():
+    """The simulator jobs of one process go to one warm simulator process (imports paid once),
+    which rebuilds each job's kernels from source; a job that hangs costs that process, and
+    the next job gets a new one."""
+    bundle = bundle_from_objects({"make_gemm_tiled": kft.make_gemm_tiled})
+    job = {"task": "inspect", "bundles": {"bundle": bundle.to_json()}, "kind": "tiled",
+           "tile": 4, "shape": list(PROBE), "seed": 5}
+    first = isolated.run_job(job, simulator=True, timeout_s=120)
+    pid = isolated._SERVER[0].proc.pid
+    second = isolated.run_job(dict(job, seed=6), simulator=True, timeout_s=120)
+    assert isolated._SERVER[0].proc.pid == pid, "a second job started a second process"
+    assert first["problem"] is None and second["problem"] is None
+    assert first["reads_a"] == second["reads_a"] > 0
+    spins = bundle_from_objects({"make_gemm_tiled": kft.make_gemm_tiled_spins_at_large_k})
+    hung = dict(job, bundles={"bundle": spins.to_json()}, shape=[1, 1, 1000])
+    with pytest.raises(isolated.IsolatedRunError, match="did not finish within 2 s"):
+        isolated.run_job(hung, simulator=True, timeout_s=2)
+    third = isolated.run_job(job, simulator=True, timeout_s=120)
+    assert third["reads_a"] == first["reads_a"]
+    assert isolated._SERVER[0].proc.pid != pid, "the hung job's process served again"
+
+
 # --------------------------------------------------------------------------- check_traffic
 
 

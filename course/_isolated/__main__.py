@@ -1,8 +1,15 @@
-"""``python -m course._isolated JOB.json RESULT.json``: run one task, write its JSON result."""
+"""``python -m course._isolated JOB.json RESULT.json``: run one task, write its JSON result.
+
+``python -m course._isolated --serve``: the same for one job after another, each named by a line
+``JOB.json<TAB>RESULT.json`` on stdin, until stdin ends (the warm simulator process of
+:mod:`course.trust.runner`). Each job's kernels are rebuilt from its source bundles in a
+namespace of their own, exactly as in a fresh process.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,15 +19,21 @@ from course.runtime import backend, gpulock
 from course.trust.kernel_source import SourceBundle
 
 
-def main(job_path: str, result_path: str) -> int:
+def write_result(result_path: str, result: dict) -> None:
+    """Write the result whole, then rename it into place: the parent reads it once it exists."""
+    partial = f"{result_path}.partial"
+    Path(partial).write_text(json.dumps(result))
+    os.replace(partial, result_path)
+
+
+def run(job_path: str, result_path: str) -> None:
     """Rebuild the job's source bundles, run its task, and write what it returned (or why not)."""
-    sys.setswitchinterval(5e-4)  # the simulator's threads hand over faster: about 2× quicker
     job = json.loads(Path(job_path).read_text())
-    # A timing that overruns its budget ends this process with its reason as the result, so
-    # a hung kernel frees the GPU (and its lock) for the next student at once.
+    os.environ.update(job.pop("env", None) or {})  # the student's language
+    # A timing that overruns its budget, or a launch that outlives the GPU lock's limit, ends
+    # this process with its reason as the result: a hung kernel frees the GPU (and its lock)
+    # for the next student at once.
     budget.exit_on_overrun(result_path)
-    if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
-        gpulock.ensure_shared()  # no launch hook in this numba-cuda: hold it throughout
     bundles = {k: SourceBundle.from_json(v) for k, v in job.pop("bundles").items()}
     name = job.pop("task")
     task = TASKS.get(name)
@@ -34,9 +47,32 @@ def main(job_path: str, result_path: str) -> int:
         result = {"not_measured": str(exc)}
     except Exception as exc:  # the child reports; the parent decides what it means
         result = {"error": f"{type(exc).__name__}: {exc}"}
-    Path(result_path).write_text(json.dumps(result))
+    write_result(result_path, result)
+
+
+def serve() -> int:
+    """Run the jobs named on stdin, one per line; the jobs themselves see an empty stdin."""
+    requests = os.fdopen(os.dup(0), "r")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+    for line in requests:
+        if line.strip():
+            job_path, result_path = line.rstrip("\n").split("\t")
+            run(job_path, result_path)
+    return 0
+
+
+def main(args: list[str]) -> int:
+    sys.setswitchinterval(5e-4)  # the simulator's threads hand over faster: about 2× quicker
+    if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
+        gpulock.ensure_shared()  # no launch hook in this numba-cuda: hold it throughout
+    if args[:1] == ["--serve"]:
+        return serve()
+    run(*args[:2])
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(*sys.argv[1:3]))
+    raise SystemExit(main(sys.argv[1:]))
