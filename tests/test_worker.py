@@ -106,3 +106,38 @@ def test_the_class_wide_commands_run_in_this_process_and_fail_as_the_command_lin
     # export on an empty course succeeds and writes grades.csv, as `nbgrader export` does.
     assert nbgrader_cli.nbgrader("export", root=tmp_path, quiet=True)
     assert (tmp_path / "grades.csv").exists() and Path.cwd() != tmp_path
+
+
+def test_feedback_is_written_once_per_student_by_the_slot_that_graded_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grading slot writes its student's feedback right after grading (in parallel); the
+    class-wide generate_feedback afterwards leaves those students out, and does not run at all
+    when every graded student has fresh feedback."""
+    from autograder.cli import harness
+
+    for sid in ("ada", "ben", "cy"):
+        (tmp_path / "submitted" / sid / "week4").mkdir(parents=True)
+        (tmp_path / "autograded" / sid / "week4").mkdir(parents=True)
+    calls: list[tuple[str, ...]] = []
+
+    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+        calls.append(args)
+        return True
+
+    class Engine:
+        name, workers = "fake", 1
+
+        def __init__(self, done: set[str]) -> None:
+            self.with_feedback = done
+
+        def grade(self, root: Path, students, on_done) -> None:
+            pass
+
+    monkeypatch.setattr(harness, "nbgrader", fake_nbgrader)
+    harness.autograde_all(tmp_path, Engine({"ada", "cy"}))
+    feedback = [c for c in calls if c[0] == "generate_feedback"]
+    assert feedback == [("generate_feedback", "week4", "--force",
+                         "--CourseDirectory.student_id_exclude=ada,cy")]
+    calls.clear()
+    harness.autograde_all(tmp_path, Engine({"ada", "ben", "cy"}))
+    assert [c[0] for c in calls] == ["export"]

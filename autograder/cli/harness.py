@@ -102,11 +102,18 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
                 engine.grade(root, students, bar.done)
         except engines.GradingError as exc:
             error = str(exc)
-    if not nbgrader("generate_feedback", ASSIGNMENT, "--force", root=root, check=False):
+    # The grading slots wrote feedback for the students they graded; the rest (another engine,
+    # a student retried alone, students graded in an earlier run) get it here, as before.
+    written = sorted(getattr(engine, "with_feedback", ()))
+    args = ("generate_feedback", ASSIGNMENT, "--force",
+            *([f"--CourseDirectory.student_id_exclude={','.join(written)}"] if written else []))
+    graded = {p.parent.name for p in (root / "autograded").glob(f"*/{ASSIGNMENT}")}
+    if graded and graded <= set(written):
+        pass  # every graded student's feedback is fresh
+    elif not nbgrader(*args, root=root, check=False):
         # no student graded at all: the table still says why for each
-        print("  no feedback written: "
-              + failure.explain(LAST_FAILURE.get(("generate_feedback", ASSIGNMENT, "--force"),
-                                                 "")), flush=True)
+        print("  no feedback written: " + failure.explain(LAST_FAILURE.get(args, "")),
+              flush=True)
     ready.alias_feedback(root)  # a renamed notebook's feedback under its handed-in name too
     nbgrader("export", root=root)
     return error

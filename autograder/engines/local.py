@@ -72,6 +72,8 @@ class LocalEngine:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
+        #: students whose feedback a slot wrote right after grading them (in this run)
+        self.with_feedback: set[str] = set()
 
     def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None:
         report_lock = threading.Lock()
@@ -95,6 +97,8 @@ class LocalEngine:
                     append_log(root, ("autograde", ASSIGNMENT, "--student", student, "--create",
                                       "--force"), result["log"])
                     ok[student] = bool(result["success"])
+                    if result.get("feedback"):
+                        self.with_feedback.add(student)
                     if ok[student]:
                         with report_lock:
                             on_done(student_result(root, student, time.monotonic() - started,
