@@ -23,6 +23,7 @@
 #                                         # the write-up's experiment, racecheck, ladder
 #   bash scripts/gpu/session.sh cudac-nb  # notebooks 04 and 06 on the CUDA C track: their
 #                                         # course paths, GPU tests, both executed (~3 min)
+#   bash scripts/gpu/session.sh setup     # only install (then run commands of your own)
 #   bash scripts/gpu/session.sh smoke     # after a restructure: every GPU test, the Numba
 #                                         # notebooks executed, a few students autograded
 #   bash scripts/gpu/session.sh notebooks # every notebook of both tracks, top to bottom with
@@ -36,6 +37,11 @@
 # `bash scripts/gpu/wheels.sh` fetches them here.
 set -uo pipefail
 PART=${1:-bench}
+case "$PART" in  # an unknown part must not fall through to one that grades the whole class
+  probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|hang|profile|\
+  t4model|class|setup) ;;
+  *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
+esac
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 # Every carried folder in ONE install: a second `pip install --target --upgrade` replaces the
 # first one's bin/ (nbgrader, alembic) with its own. A warm machine keeps /tmp/site.
@@ -177,7 +183,9 @@ elif [ "$PART" = t4model ]; then
   echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
   python3 scripts/gpu/t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \
     2>&1 | tail -40
-else
+elif [ "$PART" = setup ]; then
+  echo "installed; for further commands: PYTHONPATH=/tmp/site:$PWD PATH=/tmp/debs/usr/bin:/tmp/site/bin:\$PATH"
+elif [ "$PART" = class ]; then
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.
   # The full class (the demo's default is the core class), or ONLY_STUDENTS.
