@@ -277,6 +277,27 @@ def test_simulator_jobs_share_one_warm_process_and_a_hung_one_is_replaced():
     assert isolated._SERVER[0].proc.pid != pid, "the hung job's process served again"
 
 
+def test_an_interrupted_simulator_job_takes_its_process_along(monkeypatch):
+    """A student who interrupts a check (Colab's stop button) must not find the next check
+    queued behind the old job in the warm process: that process is stopped with it."""
+    bundle = bundle_from_objects({"make_gemm_tiled": kft.make_gemm_tiled})
+    job = {"task": "inspect", "bundles": {"bundle": bundle.to_json()}, "kind": "tiled",
+           "tile": 4, "shape": list(PROBE), "seed": 5}
+    isolated.run_job(job, simulator=True, timeout_s=120)
+    server = isolated._SERVER[0]
+    real_wait = isolated._wait
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(isolated, "_wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        isolated.run_job(job, simulator=True, timeout_s=120)
+    assert not server.alive and not isolated._SERVER
+    monkeypatch.setattr(isolated, "_wait", real_wait)
+    assert isolated.run_job(job, simulator=True, timeout_s=120)["reads_a"] > 0
+
+
 # --------------------------------------------------------------------------- check_traffic
 
 

@@ -60,7 +60,10 @@ def serve() -> int:
     for line in requests:
         if line.strip():
             job_path, result_path = line.rstrip("\n").split("\t")
-            run(job_path, result_path)
+            try:
+                run(job_path, result_path)
+            except (OSError, ValueError):  # its asker gave up and removed the folder: next
+                continue
     return 0
 
 

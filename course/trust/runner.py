@@ -141,6 +141,10 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
                 return err.read().strip().splitlines()[-3:]
         try:
             _wait(proc, result_path, timeout_s, beat, tail)
+        except BaseException:
+            if simulator:  # a job cut short (interrupted, timed out): its process goes with it
+                _close_server(server)
+            raise
         finally:
             if not simulator:
                 proc.wait()
