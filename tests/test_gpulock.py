@@ -495,3 +495,11 @@ def test_a_real_kernel_that_never_ends_frees_the_gpu_within_the_launch_limit(
     _out, err = hung.communicate(timeout=60)
     assert hung.returncode == 70 and "did not finish within 3 s" in err, err
     assert 1.0 <= waited <= 3 + 2.0, f"the timing waited {waited:.1f} s for a hung launch"
+
+
+def test_a_launch_limit_that_is_not_a_positive_number_means_the_default(monkeypatch):
+    for bad in ("ten", "-1", "0", "nan?"):
+        monkeypatch.setenv(gpulock.LAUNCH_LIMIT_ENV, bad)
+        assert gpulock.launch_limit() == gpulock.LAUNCH_LIMIT_S
+    monkeypatch.setenv(gpulock.LAUNCH_LIMIT_ENV, "2.5")
+    assert gpulock.launch_limit() == 2.5

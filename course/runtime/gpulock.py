@@ -255,6 +255,16 @@ LAUNCH_LIMIT_ENV = "COURSE_GPU_LAUNCH_LIMIT"
 _HUNG_LAUNCH: list[Callable[[str], None]] = []
 
 
+def launch_limit() -> float:
+    """:data:`LAUNCH_LIMIT_S`, or ``COURSE_GPU_LAUNCH_LIMIT`` when it is a positive number (an
+    instructor's typo must not fail a student's check: anything else means the default)."""
+    try:
+        value = float(os.environ.get(LAUNCH_LIMIT_ENV) or LAUNCH_LIMIT_S)
+    except ValueError:
+        return LAUNCH_LIMIT_S
+    return value if value > 0 else LAUNCH_LIMIT_S
+
+
 def on_hung_launch(handler: Callable[[str], None] | None) -> None:
     """Who is told (with the reason) when a launch outlives the limit; it must end the process,
     the only way to stop a running kernel. None: the default, which writes the reason to stderr
@@ -297,7 +307,7 @@ def shared_launch() -> Iterator[bool]:
     if lock is None or lock.mode is not None:
         yield False
         return
-    limit = float(os.environ.get(LAUNCH_LIMIT_ENV) or LAUNCH_LIMIT_S)
+    limit = launch_limit()
     lock.acquire("shared")
     watchdog = threading.Timer(limit, _end_hung_launch, args=(limit,))
     watchdog.daemon = True
