@@ -298,6 +298,7 @@ def test_a_child_queueing_for_the_gpu_is_not_timed_out(tmp_path: Path, monkeypat
            "size": 64, "tile": 4, "repeats": 1, "seed": 0}
     beat = tmp_path / "beat"
     monkeypatch.setenv(gpulock.HEARTBEAT_ENV, str(beat))
+    isolated.stop_simulator()  # a cold start (imports) takes far longer than 0.3 s
     with pytest.raises(isolated.IsolatedRunError, match="did not finish within"):
         isolated.run_job(job, simulator=True, timeout_s=0.3)  # no heartbeat: too short
     stop = threading.Event()

@@ -107,6 +107,12 @@ def _close_server(server: _SimulatorServer) -> None:
         server.close()
 
 
+def stop_simulator() -> None:
+    """Stop this process's warm simulator process, if any; the next simulator job starts one."""
+    if _SERVER:
+        _close_server(_SERVER[0])
+
+
 def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIMEOUT_S
             ) -> dict[str, Any]:
     """Run ``job`` in a child process (simulator or GPU) and return its JSON result.
