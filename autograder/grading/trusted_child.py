@@ -20,7 +20,6 @@ import gc
 import io
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -142,15 +141,11 @@ def serve() -> int:
     The requests arrive on a descriptor of their own; the jobs see an empty stdin, so a test
     cell that reads input cannot swallow the next notebook's request.
     """
-    requests = os.fdopen(os.dup(0), "r")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
-    _prepare()
-    for line in requests:
-        if line.strip():
-            run_request(Path(line.strip()))
+    _prepare()  # the course's imports, in the trusted environment
+    from course.trust.runner import request_lines
+
+    for line in request_lines():
+        run_request(Path(line.strip()))
     return 0
 
 

@@ -16,14 +16,8 @@ from pathlib import Path
 from course._isolated.tasks import TASKS
 from course.perf import budget
 from course.runtime import backend, gpulock
+from course.trust import runner
 from course.trust.kernel_source import SourceBundle
-
-
-def write_result(result_path: str, result: dict) -> None:
-    """Write the result whole, then rename it into place: the parent reads it once it exists."""
-    partial = f"{result_path}.partial"
-    Path(partial).write_text(json.dumps(result))
-    os.replace(partial, result_path)
 
 
 def run(job_path: str, result_path: str) -> None:
@@ -47,23 +41,17 @@ def run(job_path: str, result_path: str) -> None:
         result = {"not_measured": str(exc)}
     except Exception as exc:  # the child reports; the parent decides what it means
         result = {"error": f"{type(exc).__name__}: {exc}"}
-    write_result(result_path, result)
+    runner.write_result(result_path, result)
 
 
 def serve() -> int:
-    """Run the jobs named on stdin, one per line; the jobs themselves see an empty stdin."""
-    requests = os.fdopen(os.dup(0), "r")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
-    for line in requests:
-        if line.strip():
-            job_path, result_path = line.rstrip("\n").split("\t")
-            try:
-                run(job_path, result_path)
-            except (OSError, ValueError):  # its asker gave up and removed the folder: next
-                continue
+    """Run the jobs named on stdin, one per line (``JOB.json<TAB>RESULT.json``)."""
+    for line in runner.request_lines():
+        job_path, result_path = line.split("\t")
+        try:
+            run(job_path, result_path)
+        except (OSError, ValueError):  # its asker gave up and removed the folder: next
+            continue
     return 0
 
 
@@ -71,7 +59,7 @@ def main(args: list[str]) -> int:
     sys.setswitchinterval(5e-4)  # the simulator's threads hand over faster: about 2× quicker
     if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
         gpulock.ensure_shared()  # no launch hook in this numba-cuda: hold it throughout
-    if args[:1] == ["--serve"]:
+    if args[:1] == [runner.SERVE_FLAG]:
         return serve()
     run(*args[:2])
     return 0

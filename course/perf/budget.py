@@ -22,7 +22,6 @@ returns.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -32,14 +31,12 @@ from pathlib import Path
 
 from course.runtime import gpulock
 from course.runtime.i18n import _
+from course.trust import runner
 
 #: seconds always allowed on top of the derived budget (the host's work: events, checks).
 FLOOR_S = 10.0
 #: how many times the reference's cost the launches may take.
 MULTIPLE = 10.0
-
-_HANDLER: list[Callable[[str], None]] = []
-
 
 class TimingBudgetExceeded(RuntimeError):
     """The timed launches took longer than their budget (see the module docstring)."""
@@ -51,13 +48,10 @@ def exit_on_overrun(result_path: str | Path) -> None:
     launch that outlives :data:`course.runtime.gpulock.LAUNCH_LIMIT_S` ends it the same way."""
 
     def give_up(reason: str) -> None:
-        partial = f"{result_path}.partial"  # whole, then renamed: the parent may be polling
-        Path(partial).write_text(json.dumps({"error": reason}))
-        os.replace(partial, result_path)
+        runner.write_result(result_path, {"error": reason})
         os._exit(0)
 
-    _HANDLER[:] = [give_up]
-    gpulock.on_hung_launch(give_up)  # a launch that hangs while sharing the GPU: the same
+    gpulock.on_hung_launch(give_up)
 
 
 @dataclass
@@ -135,7 +129,7 @@ class LaunchBudget:
         while not self._stop.wait(self.poll_s):
             if self.now() - self._started > self.seconds:
                 self.expired = self.reason()
-                handler = self.on_overrun or (_HANDLER[0] if _HANDLER else None)
+                handler = self.on_overrun or gpulock.hung_launch_handler()
                 if handler is not None:
                     handler(self.expired)
                 return

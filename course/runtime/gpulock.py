@@ -266,10 +266,17 @@ def launch_limit() -> float:
 
 
 def on_hung_launch(handler: Callable[[str], None] | None) -> None:
-    """Who is told (with the reason) when a launch outlives the limit; it must end the process,
-    the only way to stop a running kernel. None: the default, which writes the reason to stderr
-    and ends the process."""
+    """Who is told (with the reason) when a launch outlives the limit, or a timing its budget;
+    it must end the process, the only way to stop a running kernel. None: the default, which
+    writes the reason to stderr and ends the process (a budget without a handler raises
+    :class:`course.perf.budget.TimingBudgetExceeded` after the launch instead)."""
     _HUNG_LAUNCH[:] = [handler] if handler else []
+
+
+def hung_launch_handler() -> Callable[[str], None] | None:
+    """The handler :func:`on_hung_launch` set, if any: a timing's budget
+    (:mod:`course.perf.budget`) ends its process through the same one."""
+    return _HUNG_LAUNCH[0] if _HUNG_LAUNCH else None
 
 
 def hung_launch_reason(seconds: float) -> str:

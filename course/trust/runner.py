@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,33 +48,37 @@ def _child_env(simulator: bool) -> dict[str, str]:
     return env
 
 
-class _SimulatorServer:
-    """One warm simulator process that runs this process's simulator jobs one after another.
+def write_result(result_path: str | Path, result: dict[str, Any]) -> None:
+    """The child's side: write the result whole, then rename it into place (the parent reads it
+    as soon as it exists)."""
+    partial = f"{result_path}.partial"
+    Path(partial).write_text(json.dumps(result))
+    os.replace(partial, result_path)
 
-    Each simulator job (an instrumented run: reads, barriers) would otherwise start a Python
-    and import NumPy, Numba's simulator and the course again — about a second of CPU, several
-    times per notebook. The server (``python -m course._isolated --serve``) rebuilds each job's
-    kernels from source in a namespace of their own, as a fresh process does; it serves only
-    this process, is stopped (and the next job starts a new one) when a job times out or kills
-    it, and ends when this process does (its request pipe closes).
-    """
 
-    def __init__(self) -> None:
-        self.folder = tempfile.TemporaryDirectory(prefix="course-simulator-")
-        self.log = open(Path(self.folder.name, "stderr.txt"), "w+")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE, SERVE_FLAG], env=_child_env(simulator=True),
-            stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, text=True,
-            cwd=self.folder.name)
+def request_lines() -> Iterator[str]:
+    """A serving child's requests, one per line of its stdin, which is moved aside at once: its
+    jobs get an empty stdin, so that a job reading input cannot swallow the next request."""
+    requests = os.fdopen(os.dup(0), "r")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+    return (line.rstrip("\n") for line in requests if line.strip())
+
+
+class _Child:
+    """A child process running ``args`` with its output in ``folder``/stderr.txt."""
+
+    def __init__(self, args: list[str], folder: str, simulator: bool, **popen: Any) -> None:
+        self.log = open(Path(folder, "stderr.txt"), "w+")  # noqa: SIM115 - closed by close()
+        self.proc = subprocess.Popen([sys.executable, "-m", CHILD_MODULE, *args],
+                                     env=_child_env(simulator), stdout=self.log,
+                                     stderr=subprocess.STDOUT, text=True, cwd=folder, **popen)
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
-
-    def ask(self, job_path: Path, result_path: Path) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(f"{job_path}\t{result_path}\n")
-        self.proc.stdin.flush()
 
     def stderr_tail(self) -> list[str]:
         self.log.seek(0)
@@ -85,7 +89,35 @@ class _SimulatorServer:
             self.proc.kill()
         self.proc.wait()
         self.log.close()
-        self.folder.cleanup()
+
+
+class _SimulatorServer(_Child):
+    """One warm simulator process that runs this process's simulator jobs one after another.
+
+    Each simulator job (an instrumented run: reads, barriers) would otherwise start a Python
+    and import NumPy, Numba's simulator and the course again — about a second of CPU, several
+    times per notebook. The server (``python -m course._isolated --serve``) rebuilds each job's
+    kernels from source in a namespace of their own, as a fresh process does; it serves only
+    this process, is stopped (and the next job starts a new one) when a job is cut short or
+    kills it, and ends when this process does (its request pipe closes).
+    """
+
+    def __init__(self) -> None:
+        self.folder = tempfile.TemporaryDirectory(prefix="course-simulator-")
+        super().__init__([SERVE_FLAG], self.folder.name, simulator=True, stdin=subprocess.PIPE)
+
+    def ask(self, job_path: Path, result_path: Path) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{job_path}\t{result_path}\n")
+        self.proc.stdin.flush()
+
+    def close(self) -> None:
+        """Stop it; the next simulator job starts a new one."""
+        if _SERVER and _SERVER[0] is self:
+            _SERVER.clear()
+        with contextlib.suppress(OSError):
+            super().close()
+            self.folder.cleanup()
 
 
 _SERVER: list[_SimulatorServer] = []
@@ -93,24 +125,17 @@ _SERVER: list[_SimulatorServer] = []
 
 def _simulator_server() -> _SimulatorServer:
     if _SERVER and not _SERVER[0].alive:
-        _SERVER.pop().close()
+        _SERVER[0].close()
     if not _SERVER:
         _SERVER.append(_SimulatorServer())
-        atexit.register(_close_server, _SERVER[0])
+        atexit.register(_SERVER[0].close)
     return _SERVER[0]
-
-
-def _close_server(server: _SimulatorServer) -> None:
-    if _SERVER and _SERVER[0] is server:
-        _SERVER.clear()
-    with contextlib.suppress(OSError):
-        server.close()
 
 
 def stop_simulator() -> None:
     """Stop this process's warm simulator process, if any; the next simulator job starts one."""
     if _SERVER:
-        _close_server(_SERVER[0])
+        _SERVER[0].close()
 
 
 def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIMEOUT_S
@@ -131,51 +156,39 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
     with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, gpulock.released():
         job_path, result_path = Path(tmp, "job.json"), Path(tmp, "result.json")
         job_path.write_text(json.dumps(job))
+        child: _Child
         if simulator:
-            server = _simulator_server()
-            server.ask(job_path, result_path)
-            proc, tail = server.proc, server.stderr_tail
+            child = _simulator_server()
+            child.ask(job_path, result_path)
         else:
-            err = open(Path(tmp, "stderr.txt"), "w+")  # noqa: SIM115 - closed below
-            proc = subprocess.Popen(
-                [sys.executable, "-m", CHILD_MODULE, str(job_path), str(result_path)],
-                env=_child_env(simulator=False), stdout=err, stderr=subprocess.STDOUT,
-                text=True, cwd=tmp)
-
-            def tail() -> list[str]:
-                err.seek(0)
-                return err.read().strip().splitlines()[-3:]
+            child = _Child([str(job_path), str(result_path)], tmp, simulator=False)
+        done = False
         try:
-            _wait(proc, result_path, timeout_s, beat, tail)
-        except BaseException:
-            if simulator:  # a job cut short (interrupted, timed out): its process goes with it
-                _close_server(server)
-            raise
+            _wait(child, result_path, timeout_s, beat)
+            done = True
         finally:
-            if not simulator:
-                proc.wait()
-                err.close()
+            # A fresh child is done with its one job; the server only when its job was cut
+            # short (timed out, interrupted), so that the next job never queues behind it.
+            if not simulator or not done:
+                child.close()
         return json.loads(result_path.read_text())
 
 
-def _wait(proc: subprocess.Popen, result_path: Path, timeout_s: float, beat: Path | None,
-          tail: Callable[[], list[str]]) -> None:
+def _wait(child: _Child, result_path: Path, timeout_s: float, beat: Path | None) -> None:
     """Wait for ``result_path`` (written whole, then renamed) or the child's end."""
     last = time.monotonic()
     deadline = last + timeout_s
-    while not result_path.exists() and proc.poll() is None:
+    while not result_path.exists() and child.alive:
         now = time.monotonic()
         if gpulock.heartbeat_fresh(beat):  # queueing for the GPU: not the student's
             deadline += now - last
         last = now
         if now > deadline:
-            proc.kill()
-            proc.wait()
             raise IsolatedRunError(
                 f"the check did not finish within {timeout_s:.0f} s (an endless loop "
                 "in the kernel? a barrier some threads never reach?)")
         time.sleep(0.02)
     if not result_path.exists():
         raise IsolatedRunError(
-            f"the check process died (exit code {proc.poll()}) before reporting: "
-            + " | ".join(tail()))
+            f"the check process died (exit code {child.proc.poll()}) before reporting: "
+            + " | ".join(child.stderr_tail()))
