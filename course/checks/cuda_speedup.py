@@ -39,7 +39,7 @@ from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
 from course.perf.budget import TimingBudgetExceeded
 from course.perf.timing import time_launches
-from course.perf.verify import OutputCheck, UnverifiedTimingError
+from course.perf.verify import OutputCheck, UnverifiedTimingError, cupy_reference
 from course.runtime import gpulock
 from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
@@ -87,7 +87,7 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
     checks: dict[str, OutputCheck] = {}
     with gpulock.shared_launch():
         dA, dB = cp.asarray(A), cp.asarray(B)
-        ref, tol = _reference(cp, dA, dB)
+        ref, tol = cupy_reference(cp, dA, dB)
         outputs = {name: cp.empty((size, size), cp.float32) for name in gemms}
         cp.cuda.Device().synchronize()
     n = np.int32(size)
@@ -121,19 +121,10 @@ def _warm_cupy(cp: Any, A: np.ndarray, B: np.ndarray) -> None:
     process's empty cache), and that must not happen while this timing holds the GPU. The
     launches themselves take microseconds."""
     small = [cp.asarray(np.ascontiguousarray(m[:2, :2])) for m in (A, B)]
-    _reference(cp, *small)
+    cupy_reference(cp, *small)
     cp.empty(4, cp.float32).view(cp.uint32).fill(np.uint32(C_POISON_BITS))
     cp.zeros(1, cp.uint64).fill(0)
     cp.cuda.Device().synchronize()
-
-
-def _reference(cp: Any, dA: Any, dB: Any) -> tuple[Any, Any]:
-    """A·B in float64 on the device and, per element, the course's tolerance, scaled for K
-    (as :mod:`course.perf.verify` does for the Numba track)."""
-    a64, b64 = dA.astype(cp.float64), dB.astype(cp.float64)
-    eps = float(np.finfo(np.float32).eps)
-    tol = max(1e-4, 4 * dA.shape[1] * eps) * (cp.abs(a64) @ cp.abs(b64)) + 1e-6
-    return a64 @ b64, tol
 
 
 def _output_check(cp: Any, count_bad: Any, A: np.ndarray, B: np.ndarray, ref: Any, tol: Any,

@@ -76,10 +76,13 @@ def reference_and_tolerance(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, n
     tolerance is max(1e-4, 4·K·eps32) · (|A|·|B|) + 1e-6: loose enough for any order of
     summation, tight enough that a dropped term or a wrong index shows.
     """
-    K = A.shape[1]
     a64, b64 = A.astype(np.float64), B.astype(np.float64)
-    scale = np.abs(a64) @ np.abs(b64)
-    return a64 @ b64, max(1e-4, 4 * K * np.finfo(np.float32).eps) * scale + 1e-6
+    return a64 @ b64, tolerance_factor(A.shape[1]) * (np.abs(a64) @ np.abs(b64)) + 1e-6
+
+
+def tolerance_factor(K: int) -> float:
+    """The relative tolerance of :func:`reference_and_tolerance` for a sum of ``K`` terms."""
+    return max(1e-4, 4 * K * float(np.finfo(np.float32).eps))
 
 
 def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,

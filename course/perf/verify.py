@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from course.gemm.launch import compile_for, quiet_numba
-from course.gemm.operands import C_POISON_BITS, diagnose, reference_and_tolerance
+from course.gemm.operands import (
+    C_POISON_BITS,
+    diagnose,
+    reference_and_tolerance,
+    tolerance_factor,
+)
 from course.runtime import backend
 from course.runtime.i18n import _
 
@@ -75,6 +80,14 @@ def _launch_shape(elements: int) -> tuple[int, int]:
     return max(1, min(1024, (elements + 255) // 256)), 256
 
 
+def cupy_reference(cp: Any, dA: Any, dB: Any) -> tuple[Any, Any]:
+    """:func:`course.gemm.operands.reference_and_tolerance` on the device, in float64 CuPy arrays
+    (``cp`` is the cupy module; ``dA``, ``dB`` CuPy arrays)."""
+    a64, b64 = dA.astype(cp.float64), dB.astype(cp.float64)
+    tol = tolerance_factor(dA.shape[1]) * (cp.abs(a64) @ cp.abs(b64)) + 1e-6
+    return a64 @ b64, tol
+
+
 def device_reference(A: np.ndarray, B: np.ndarray, dA: Any, dB: Any) -> tuple[Any, Any]:
     """The float64 product and tolerance of :func:`reference_and_tolerance`, as float32 device
     arrays (computed on the GPU with CuPy when possible)."""
@@ -84,13 +97,7 @@ def device_reference(A: np.ndarray, B: np.ndarray, dA: Any, dB: Any) -> tuple[An
         try:
             import cupy  # optional, heavy: imported when used (import course stays light)
 
-            a64 = cupy.asarray(dA).astype(cupy.float64)
-            b64 = cupy.asarray(dB).astype(cupy.float64)
-            ref = a64 @ b64
-            scale = cupy.abs(a64) @ cupy.abs(b64)
-            K = A.shape[1]
-            eps = float(np.finfo(np.float32).eps)
-            tol = max(1e-4, 4 * K * eps) * scale + 1e-6
+            ref, tol = cupy_reference(cupy, cupy.asarray(dA), cupy.asarray(dB))
             return (cuda.as_cuda_array(ref.astype(cupy.float32)),
                     cuda.as_cuda_array(tol.astype(cupy.float32)))
         except ImportError:
