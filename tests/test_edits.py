@@ -220,7 +220,8 @@ def test_a_student_whose_feedback_fails_does_not_cost_the_class_its_export(
         return True
 
     monkeypatch.setattr(harness, "nbgrader", fake_nbgrader)
-    engine = SimpleNamespace(name="none", workers=1, grade=lambda root, students, done: None)
+    engine = SimpleNamespace(name="none", workers=1, with_feedback=set(),
+                             grade=lambda root, students, done: None)
     harness.autograde_all(tmp_path, engine)  # type: ignore[arg-type]
     assert calls == ["generate_feedback", "export"]
     assert "no feedback written" in capsys.readouterr().out

@@ -6,7 +6,8 @@ sample class in ``sample_class``:
 1. ``nbgrader generate_assignment week4`` — regenerate ``release/week4`` from ``source/``;
 2. copy each sample student's notebooks into ``submitted/<student>/week4``;
 3. ``nbgrader autograde week4`` — run them in the sandbox, re-score every test cell;
-4. ``nbgrader generate_feedback`` and ``nbgrader export`` (``grades.csv``);
+4. feedback (each grading slot writes its student's as soon as they are graded;
+   ``nbgrader generate_feedback`` for any others) and ``nbgrader export`` (``grades.csv``);
 5. print a student × notebook table. A test that needs a GPU and ran without one shows as
    "not measured" and is left out of the maximum, never silently awarded or denied.
 
@@ -102,15 +103,13 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
                 engine.grade(root, students, bar.done)
         except engines.GradingError as exc:
             error = str(exc)
-    # The grading slots wrote feedback for the students they graded; the rest (another engine,
-    # a student retried alone, students graded in an earlier run) get it here, as before.
-    written = sorted(getattr(engine, "with_feedback", ()))
+    # The engine wrote feedback for the students it graded (local slots do); the rest (Slurm,
+    # a student retried alone, students graded in an earlier run) get it here.
+    written = sorted(engine.with_feedback)
     args = ("generate_feedback", ASSIGNMENT, "--force",
             *([f"--CourseDirectory.student_id_exclude={','.join(written)}"] if written else []))
     graded = {p.parent.name for p in (root / "autograded").glob(f"*/{ASSIGNMENT}")}
-    if graded and graded <= set(written):
-        pass  # every graded student's feedback is fresh
-    elif not nbgrader(*args, root=root, check=False):
+    if not (graded and graded <= set(written)) and not nbgrader(*args, root=root, check=False):
         # no student graded at all: the table still says why for each
         print("  no feedback written: " + failure.explain(LAST_FAILURE.get(args, "")),
               flush=True)

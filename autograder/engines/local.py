@@ -42,6 +42,9 @@ class Engine(Protocol):
     """Grades students of a course directory; reports each one through ``on_done``."""
 
     name: str
+    #: the students whose feedback the engine wrote as it graded them (the rest get theirs from
+    #: one ``generate_feedback`` for the class afterwards)
+    with_feedback: set[str]
 
     def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None: ...
 

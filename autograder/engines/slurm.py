@@ -99,6 +99,7 @@ class SlurmEngine:
         self.fresh = fresh
         self.poll_s = poll_s
         self.task_workers = task_workers
+        self.with_feedback: set[str] = set()  # feedback comes after the merge, for the class
 
     # -- the plan: which student is in which shard, kept until every shard is merged ---------
 
