@@ -232,9 +232,11 @@ def test_a_face_stub_holds_only_imports_of_course(tmp_path):
         exports.read_stub(tmp_path / "absent.pyi")
 
 
-def test_a_face_name_that_is_also_a_submodule_stays_the_name(tmp_path, monkeypatch):
-    """`from course.checks import passed` must give the function even after the submodule
-    `course.checks.passed` (which defines it) was imported, which sets the package attribute."""
+def test_a_face_name_that_is_also_its_submodule_is_refused(tmp_path, monkeypatch):
+    """Importing a submodule sets the package's attribute of that name to the module, so a face
+    name defined in a submodule of the same name would turn into the module once a check
+    imported it. A stub that does that is refused; the real faces have none (`passed` lives in
+    `course.checks.success_lines`), and stay functions after their modules are imported."""
     pkg = tmp_path / "facetest"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("from course.runtime.exports import attach_stub\n"
@@ -244,14 +246,14 @@ def test_a_face_name_that_is_also_a_submodule_stays_the_name(tmp_path, monkeypat
     (pkg / "passed.py").write_text("def passed():\n    return 'the function'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        importlib.import_module("facetest.passed")  # the submodule first, as a check might
-        from facetest import passed
-
-        assert passed() == "the function"
-        assert importlib.import_module("facetest").passed is passed
+        with pytest.raises(exports.StubError, match="`passed` names both"):
+            importlib.import_module("facetest")
     finally:
-        for name in ("facetest", "facetest.passed"):
-            sys.modules.pop(name, None)
+        sys.modules.pop("facetest", None)
+    importlib.import_module("course.checks.success_lines")
+    from course.checks import passed
+
+    assert callable(passed) and importlib.import_module("course.checks").passed is passed
 
 
 def test_a_test_cell_import_loads_only_what_it_uses():

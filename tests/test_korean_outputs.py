@@ -1,7 +1,7 @@
 """Every line a Korean student reads is Korean: the Korean release's outputs hold no English prose.
 
 The notebooks' code cells are the same in both releases, so whatever a cell prints must come
-from the message catalog (course/runtime/notes.py, course/checks/passed.py and the course's
+from the message catalog (course/runtime/notes.py, course/checks/success_lines.py and the course's
 functions), never from an English string in the cell. tests/korean_outputs.py runs the Korean
 release with the solutions on the simulator, each track in its own folder, and names every
 line of output (streams, text/plain and text/html results, widget labels) that holds a run of

@@ -1,6 +1,6 @@
 """The lines the notebooks' own cells print, and their figures' words, come from the catalog.
 
-course/checks/passed.py (a test cell's ✓ line), course/runtime/notes.py (any other cell's
+course/checks/success_lines.py (a test cell's ✓ line), course/runtime/notes.py (any other cell's
 one-line note) and course/runtime/figures.py (the words of a figure a cell draws itself):
 each name a notebook uses exists, each entry is used, a wrong name or a missing value is a
 clear error, and Korean is Korean. A static guard too: no code cell of the source notebooks
@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.checks.passed import PASSED, passed, passed_line
+from course.checks.success_lines import PASSED, passed, passed_line
 from course.runtime import i18n
 from course.runtime.figures import FIGURE_TEXT, figure_text
 from course.runtime.notes import NOTES, UnknownNoteError, note, note_text

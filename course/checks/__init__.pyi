@@ -54,5 +54,5 @@ from course.runtime.errors import plain_errors as plain_errors
 from course.runtime import backend as backend
 
 # what a test cell prints, in the student's language
-from course.checks.passed import passed as passed
+from course.checks.success_lines import passed as passed
 from course.runtime.notes import note as note

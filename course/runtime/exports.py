@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,31 +59,18 @@ def resolve(module: str, attribute: str) -> Any:
         return importlib.import_module(f"{module}.{attribute}")
 
 
-class _FaceModule(types.ModuleType):
-    """A face whose name is also the name of one of its submodules (``course.checks.passed``,
-    the function, defined in the module ``course/checks/passed.py``): importing the submodule
-    makes Python set the package's attribute to the module, which would then hide the function
-    for good. This module type keeps the face's value instead (as ``lazy_loader`` does)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in self.__dict__.get("_shadowed", ()) and \
-                value is sys.modules.get(f"{self.__name__}.{name}"):
-            return
-        super().__setattr__(name, value)
-
-
 def attach_stub(package_name: str, filename: str
                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for the face ``package_name``, whose file
     is ``filename`` (``__file__``) and whose names are in the ``.pyi`` stub beside it."""
     table = read_stub(Path(filename).with_suffix(".pyi"), package_name.split(".")[0])
+    clash = sorted(name for name, (module, _) in table.items()
+                   if module == f"{package_name}.{name}")
+    if clash:  # importing that submodule would set the package's attribute to the module
+        raise StubError(f"{package_name}: `{clash[0]}` names both a face name and the submodule "
+                        "that defines it; rename the submodule")
     names = sorted(table)
     face = sys.modules[package_name]
-    shadowed = {name for name, (module, _) in table.items()
-                if module == f"{package_name}.{name}"}
-    if shadowed:
-        face.__dict__["_shadowed"] = frozenset(shadowed)
-        face.__class__ = _FaceModule
 
     def __getattr__(name: str) -> Any:
         if name not in table:
