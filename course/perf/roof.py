@@ -107,7 +107,7 @@ def measure_ceilings(vector_add_kernel: Any) -> dict[str, Ceiling]:
                 "(course.tools.DEFAULT_SIMULATOR_DEVICE, Colab's free GPU): {peak:,.0f} "
                 "GFLOP/s FP32, {bandwidth:,.0f} GB/s, ridge {ridge:.1f} FLOP/byte.").format(
             gpu=spec.name, peak=spec.fp32_peak_gflops, bandwidth=spec.bandwidth_gbs,
-            ridge=spec.fp32_peak_gflops / spec.bandwidth_gbs))
+            ridge=spec.ridge_ai))
         return {}
     measured = {"copy": ceilings.measure_copy_bandwidth()}
     try:

@@ -34,6 +34,12 @@ class DeviceSpec:
     l2_mb: float
     notes: str = ""
 
+    @property
+    def ridge_ai(self) -> float:
+        """FP32 intensity [FLOP/byte] where the datasheet's bandwidth meets its peak (the ridge
+        of :meth:`course.perf.roofline.Roof.from_spec`)."""
+        return self.fp32_peak_gflops / self.bandwidth_gbs
+
 
 _SPECS = (
     DeviceSpec(

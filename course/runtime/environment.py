@@ -163,7 +163,7 @@ def describe(r: EnvironmentReport) -> str:
             lines.append(_("Datasheet ({gpu}): {peak:,.0f} GFLOP/s FP32, {bandwidth:,.0f} GB/s, "
                            "ridge point {ridge:.1f} FLOP/byte.").format(
                 gpu=spec.name, peak=spec.fp32_peak_gflops, bandwidth=spec.bandwidth_gbs,
-                ridge=spec.fp32_peak_gflops / spec.bandwidth_gbs))
+                ridge=spec.ridge_ai))
         else:
             lines.append(_("course.tools.DATASHEET has no datasheet numbers for this GPU; "
                            "notebook 05 measures its ceilings instead."))
