@@ -7,38 +7,18 @@ process with a plain reason, her other checks go on in a new one (the speedup is
 and passes), and the other students' speedup timings, which wait for every running launch, wait
 no longer than that limit (`bash scripts/gpu/session.sh hang`)."""
 
+from sample_class.students import yan_spins_at_large_k as _yan
+
 NOTEBOOKS = ["03_tiled_gemm"]
 BASE = "solutions"
+# Yan's kernel, spinning at one small shape instead of at the timed size.
+_YAN_SPINS = "while K >= 1000 and A[0, 0] == A[0, 0]:"
+_KERNEL = _yan.ANSWERS["03_tiled_gemm"]["make_gemm_tiled"]
+assert _KERNEL.count(_YAN_SPINS) == 1, "yan's kernel changed: update yul's"
 ANSWERS = {
     "03_tiled_gemm": {
-        "make_gemm_tiled": '''def make_gemm_tiled(tile):
-    @cuda.jit
-    def gemm_tiled(A, B, C):
-        As = cuda.shared.array((tile, tile), float32)
-        Bs = cuda.shared.array((tile, tile), float32)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        row = cuda.blockIdx.y * tile + ty
-        col = cuda.blockIdx.x * tile + tx
-        M, K = A.shape
-        N = B.shape[1]
-        while M == 7 and K == 2 and A[0, 0] == A[0, 0]:  # never changes: it never ends
-            cuda.atomic.add(C, (0, 0), float32(0.0))
-        acc = float32(0.0)
-        for t in range((K + tile - 1) // tile):
-            ka = t * tile + tx
-            kb = t * tile + ty
-            As[ty, tx] = A[row, ka] if row < M and ka < K else float32(0.0)
-            Bs[ty, tx] = B[kb, col] if kb < K and col < N else float32(0.0)
-            cuda.syncthreads()
-            for k in range(tile):
-                acc += As[ty, k] * Bs[k, tx]
-            cuda.syncthreads()
-        if row < M and col < N:
-            C[row, col] = acc
-
-    return gemm_tiled
-''',
+        "make_gemm_tiled": _KERNEL.replace(_YAN_SPINS,
+                                           "while M == 7 and K == 2 and A[0, 0] == A[0, 0]:"),
     },
 }
 EXPECTED = {"03_tiled_gemm": 11}
