@@ -14,7 +14,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
@@ -22,6 +22,11 @@ $(STAMP): pyproject.toml constraints.txt
 	@# is installed, and that builds a grammar at import time: 5-25 s in EVERY process that
 	@# imports nbformat (each nbgrader command, each trusted check). Nothing here needs it.
 	$(BIN)/python -m pip uninstall -y -q rfc3987-syntax
+	@# The formgrader's submission pages run only the formgrader's own script
+	@# (autograder/viewing/formgrader.py): on for this environment's Jupyter, as a package
+	@# turns its server extension on (a file in <env>/etc/jupyter/jupyter_server_config.d).
+	install -D -m 644 jupyter-config/jupyter_server_config.d/week4-viewing.json \
+	  $(VENV)/etc/jupyter/jupyter_server_config.d/week4-viewing.json
 	touch $(STAMP)
 
 install: $(STAMP) system-deps

@@ -24,6 +24,9 @@ the samples follow the notebooks when they change:
 ``STRIP_METADATA`` notebooks (a list, or ``"all"``) whose cells lost ``metadata.nbgrader`` and
                their ids, as after a trip through an editor that drops what it does not know;
 ``ROUND_TRIP`` ``"colab"``: every notebook as Colab writes it back (see :func:`colab_round_trip`);
+``ATTACH``     {notebook: {grade_id: attachments}}: a cell's attachments (``{name: {mime: data}}``);
+``NOTEBOOK_METADATA`` {notebook: {key: value}}: keys set in the notebook's own metadata;
+``BESIDE``     {file name: text}: files handed in beside the notebooks (not notebooks);
 ``TAMPERS``    True for a student who tampers with the checks in their own kernel, so that the
                notebook's verdicts are expected to differ from the grader's;
 ``HANDIN``     how the files reach the instructor when not as ``submitted/<id>/week4/<name>``:
@@ -108,6 +111,7 @@ CORE_CLASS: dict[str, tuple[str, ...]] = {
     "reading the instructor's files": ("max_reads_instructor_files",),
     "reading files in the home folder": ("oscar_reads_home_files",),
     "printing the environment's secrets": ("pam_prints_env_secrets",),
+    "script where the notebook is looked at (formgrader, feedback)": ("ivo_injects_html",),
     "reaching the network": ("quinn_phones_home",),
     "a fork bomb": ("rita_fork_bomb",),
     "too much memory": ("sam_eats_memory",),
@@ -173,11 +177,14 @@ def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any
             cell["source"] = answers[gid]
         if gid in edits:
             cell["source"] = edits[gid]
+        if gid in getattr(spec, "ATTACH", {}).get(notebook, {}):
+            cell["attachments"] = copy.deepcopy(spec.ATTACH[notebook][gid])
         cells.append(cell)
     for source in getattr(spec, "APPEND", {}).get(notebook, []):
         cells.append({"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
                       "execution_count": None})
     nb["cells"] = cells
+    nb["metadata"].update(copy.deepcopy(getattr(spec, "NOTEBOOK_METADATA", {}).get(notebook, {})))
     structure_edits(root, nb, notebook, spec)
     strip = getattr(spec, "STRIP_METADATA", [])
     if strip == "all" or notebook in strip:
@@ -272,6 +279,8 @@ def build_class(root: Path, submitted: Path, only: Sequence[str] | None = None) 
             indent = 2 if getattr(spec, "ROUND_TRIP", None) == "colab" else 1
             (folder / f"{notebook}.ipynb").write_text(
                 json.dumps(nb, indent=indent, ensure_ascii=False), encoding="utf-8")
+        for name, text in getattr(spec, "BESIDE", {}).items():
+            (folder / name).write_text(text, encoding="utf-8")
         ids.append(sid)
     return ids
 

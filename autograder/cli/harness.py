@@ -47,6 +47,7 @@ from autograder.release import translation
 from autograder.results.table import collect, render
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
+from autograder.viewing import feedback as viewing_feedback
 from sample_class import handin as sample_handin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +114,8 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
         # no student graded at all: the table still says why for each
         print("  no feedback written: " + failure.explain(LAST_FAILURE.get(args, "")),
               flush=True)
+    # only the pages a student should see, each with a policy against script
+    viewing_feedback.finish(root, ASSIGNMENT)
     ready.alias_feedback(root)  # a renamed notebook's feedback under its handed-in name too
     nbgrader("export", root=root)
     return error

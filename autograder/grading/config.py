@@ -15,6 +15,10 @@ What it changes from nbgrader's defaults, and why:
   cells are settled first, in place of nbgrader's ``DeduplicateIds``, which failed the whole
   notebook over one copy (:mod:`autograder.grading.normalise`);
 * feedback never shows hidden-test source (``ClearHiddenTests`` in feedback too);
+* nothing a student wrote or printed runs script where a person looks at it: the autograded
+  notebook is cleaned when it is written (``CleanForViewing``, last), and every HTML exporter
+  (the formgrader's pages, the feedback) renders markdown and outputs through the same
+  sanitizer (:mod:`autograder.viewing`);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
   notebook then shares ``COURSE_AFTER_TIMEOUT`` seconds (:mod:`autograder.sandbox.limits`, which
@@ -120,6 +124,8 @@ def configure(c: Any, root: Path) -> None:
     from autograder.grading.languages import LocalizedOverwriteCells
     from autograder.grading.normalise import NormaliseCells
     from autograder.grading.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
+    from autograder.viewing import exporter
+    from autograder.viewing.notebook import CleanForViewing
 
     root = root.resolve()
     c.CourseDirectory.course_id = COURSE_ID
@@ -163,9 +169,11 @@ def configure(c: Any, root: Path) -> None:
     c.Autograde.autograde_preprocessors = [
         TrustedPrecheck, SurvivingExecute, TrustedRecheck, RequireTrustedVerdicts, IgnorePattern,
         ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-        CheckCellMetadata,
+        CheckCellMetadata, CleanForViewing,
     ]
     c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+    # The formgrader's exporter and generate_feedback's both read c.HTMLExporter.
+    exporter.configure(c)
 
     paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(

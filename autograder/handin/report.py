@@ -70,13 +70,27 @@ class Entry:
         return f"{what}: {self.detail}" if self.detail else ""
 
 
+#: A spreadsheet reads a cell that starts with one of these as a formula (``=HYPERLINK(…)``):
+#: a handed-in file's name is the student's, so such a cell is written quoted (OWASP's advice).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+QUOTE = "'"
+
+
+def _to_cell(value: str) -> str:
+    return QUOTE + value if value.startswith((*FORMULA_START, QUOTE)) else value
+
+
+def _from_cell(value: str) -> str:
+    return value[1:] if value.startswith(QUOTE) else value
+
+
 def read(root: Path) -> list[Entry]:
     """The rows of ``collection.csv`` (none if there is no such file)."""
     path = root / CSV_NAME
     if not path.exists():
         return []
     with open(path, newline="") as fh:
-        return [Entry(**{f.name: row.get(f.name, "") for f in fields(Entry)})
+        return [Entry(**{f.name: _from_cell(row.get(f.name) or "") for f in fields(Entry)})
                 for row in csv.DictReader(fh)]
 
 
@@ -90,7 +104,7 @@ def write(root: Path, entries: list[Entry], step: str) -> Path:
         writer.writeheader()
         for entry in sorted(rows, key=lambda e: (e.step == "folder", e.step, e.student,
                                                  e.handed_in)):
-            writer.writerow(asdict(entry))
+            writer.writerow({k: _to_cell(str(v)) for k, v in asdict(entry).items()})
     return path
 
 

@@ -18,6 +18,7 @@ from autograder.handin import report as handin_report
 from autograder.runner.names import ASSIGNMENT
 from autograder.runner.nbgrader_cli import GRADING_FAILED
 from autograder.sandbox import bwrap as sandbox
+from autograder.viewing import notebook as viewing
 from course.runtime.i18n import DEFAULT, in_language
 
 #: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are
@@ -99,6 +100,32 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
                                 f"{mark[cell['status']]}")
 
 
+#: At most this many removed things are named for one cell (a hostile cell can hold many).
+VIEWING_ITEMS = 12
+
+
+def _viewing_notes(root: Path, student: str, notebook: str, summary: dict) -> list[str]:
+    """What was removed from the autograded notebook so that it is safe to look at."""
+    removed = viewing.read_removed(root / "autograded" / student / ASSIGNMENT, notebook)
+    if not removed:
+        return []
+    places = []
+    for where, whats in removed.items():
+        more = f" +{len(whats) - VIEWING_ITEMS}" if len(whats) > VIEWING_ITEMS else ""
+        places.append(f"{where} ({', '.join(whats[:VIEWING_ITEMS])}{more})")
+    shown = "; ".join(places)
+    language = summary.get("language") or DEFAULT
+    return [in_language(language, "{notebook}: removed from view (it could run script where "
+                                  "the notebook is shown): {items}").format(
+        notebook=notebook, items=shown)]
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters spelled out: a student's text (an error message, a
+    file name) must not drive the instructor's terminal."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
     """Scores from the gradebook, plus what the trusted re-check recorded beside them.
 
@@ -154,6 +181,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
                     row.failed.append(nb.name)
                     row.notes.append(f"{nb.name}: {summary['dead_kernel']}")
                 row.notes += [f"{nb.name}: {note}" for note in summary.get("notes", [])]
+                row.notes += _viewing_notes(root, student, nb.name, summary)
                 row.scores[nb.name] = (score, maximum)
             rows.append(row)
     # A GPU-only check that was not measured for one student was not measured for anyone:
@@ -201,9 +229,10 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
         if row.differs:
             notes.append("the notebook's own verdict differed for "
                          + ", ".join(f"{k} ({v})" for k, v in row.differs.items()))
-        lines.append(f"{row.student:<28}" + "".join(cells) + f"{tot:g}/{mx:g}".rjust(12) + "  "
-                     + "; ".join(notes))
-    reasons = [f"  {row.student} {key}: {why}" for row in rows for key, why in row.lost.items()]
+        lines.append(printable(f"{row.student:<28}" + "".join(cells)
+                               + f"{tot:g}/{mx:g}".rjust(12) + "  " + "; ".join(notes)))
+    reasons = [printable(f"  {row.student} {key}: {why}") for row in rows
+               for key, why in row.lost.items()]
     if reasons:
         lines += ["", "Why points were lost (the grader's message for every failed test):",
                   *reasons]

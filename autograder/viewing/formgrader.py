@@ -1,0 +1,145 @@
+"""A Jupyter Server extension: the formgrader's submission pages run only the formgrader's script.
+
+nbgrader's formgrader shows a student's notebook as HTML on the instructor's own Jupyter
+origin, logged in, with the XSRF cookie at hand; whatever script ran there could write files,
+open a terminal or read the solutions. The content is cleaned already
+(:mod:`autograder.viewing.exporter`, :mod:`autograder.viewing.notebook`); this extension adds
+a Content-Security-Policy to the two handlers that serve a submission, so that even content a
+cleaner missed cannot run:
+
+* **the grading page** (``/formgrader/submissions/<id>/``) cannot be a ``sandbox`` without
+  ``allow-same-origin`` — its own script saves the grades through the formgrader's API with the
+  instructor's cookie. Its policy lets run only nbgrader's scripts from
+  ``/formgrader/static/``, MathJax from its CDN, and the exact inline scripts and event
+  handlers of nbgrader's page template, by their SHA-256 (taken from the template rendered for
+  this submission, student names left out); no other inline script, event handler,
+  ``javascript:`` URL, frame, plugin, form or ``<base>``, and no request but to this server;
+* **files handed in beside the notebooks** (``/formgrader/submissions/<id>/<file>``: an
+  ``.html`` or ``.svg`` of the student's) are served as Jupyter Server serves ``/files``
+  since 2.20: ``sandbox`` without ``allow-same-origin``, no script.
+
+Enabled for the instructor's Jupyter by ``make install``, which puts
+``jupyter-config/jupyter_server_config.d/week4-viewing.json`` into the environment's
+``etc/jupyter/jupyter_server_config.d`` (as a package turns its server extension on);
+``jupyter server extension list`` shows it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from html.parser import HTMLParser
+from typing import Any
+
+from autograder.viewing.feedback import MATHJAX
+
+#: The files a student handed in, as Jupyter Server serves its own ``/files``.
+FILES_POLICY = "; ".join([
+    "sandbox", "default-src 'none'", "img-src 'self' data:", "style-src 'unsafe-inline'",
+    "frame-ancestors 'self'",
+])
+
+
+class _TemplateScripts(HTMLParser):
+    """The inline scripts and event-handler attributes of nbgrader's own page template."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.scripts: list[str] = []
+        self.handlers: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.handlers += [v for k, v in attrs if k.startswith("on") and v]
+        self._in_script = tag == "script" and "src" not in found \
+            and (found.get("type") or "text/javascript") == "text/javascript"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+
+def _sha256(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+def template_hashes(environment: Any, resources: dict[str, Any]) -> list[str]:
+    """The SHA-256 sources of the inline scripts and handlers of the formgrader's header and
+    navigation bar, rendered for ``resources`` with the student's names left out."""
+    macros = environment.get_template("formgrade_macros.html.j2").module
+    anonymous = {**resources, "student": "", "first_name": "", "last_name": ""}
+    parser = _TemplateScripts()
+    parser.feed(str(macros.header(anonymous)) + str(macros.nav(anonymous)))
+    parser.close()
+    return sorted({_sha256(s) for s in parser.scripts} | {_sha256(h) for h in parser.handlers})
+
+
+def page_policy(origin: str, base_url: str, hashes: list[str]) -> str:
+    """The grading page's Content-Security-Policy (see the module's docstring)."""
+    static = f"{origin}{base_url.rstrip('/')}/formgrader/static/"
+    return "; ".join([
+        "default-src 'none'",
+        # 'unsafe-eval': underscore's templates and MathJax's configuration compile code
+        f"script-src {static} {MATHJAX} 'unsafe-eval' 'unsafe-hashes' {' '.join(hashes)}",
+        f"style-src 'self' 'unsafe-inline' {MATHJAX}",
+        f"font-src 'self' data: {MATHJAX}",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "base-uri 'none'", "form-action 'none'", "frame-src 'none'", "object-src 'none'",
+        "frame-ancestors 'self'",
+    ])
+
+
+class _PolicyExporter:
+    """The formgrader's exporter, seen by one grading-page request: rendering the page also
+    sets the page's policy on the response."""
+
+    def __init__(self, handler: Any, exporter: Any) -> None:
+        self.handler, self.exporter = handler, exporter
+
+    def from_filename(self, filename: str, resources: dict[str, Any] | None = None,
+                      **kw: Any) -> Any:
+        resources = resources if resources is not None else {}
+        out = self.exporter.from_filename(filename, resources=resources, **kw)
+        request = self.handler.request
+        hashes = template_hashes(self.exporter.environment, resources)
+        self.handler.set_header("Content-Security-Policy", page_policy(
+            f"{request.protocol}://{request.host}", self.handler.base_url, hashes))
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.exporter, name)
+
+
+def _page_exporter(handler: Any) -> _PolicyExporter:
+    return _PolicyExporter(handler, handler.settings["nbgrader_exporter"])
+
+
+def _files_policy(handler: Any) -> str:
+    return FILES_POLICY
+
+
+def guard() -> None:
+    """Give nbgrader's two submission handlers their policies (idempotent)."""
+    from nbgrader.server_extensions.formgrader import handlers
+
+    handlers.SubmissionHandler.exporter = property(_page_exporter)
+    handlers.SubmissionFilesHandler.content_security_policy = property(_files_policy)
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": __name__}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    guard()
+    serverapp.log.info("week 4: the formgrader's submission pages run only the formgrader's "
+                       "own script (autograder.viewing.formgrader)")

@@ -1,0 +1,108 @@
+"""The HTML a student's notebook may put in front of a person, and what cleaning removed.
+
+:func:`clean` keeps what hand grading needs — text, headings, lists, code, tables (pandas'
+too), emphasis, links, math (MathJax reads the text), and raster images embedded as
+``data:`` URLs or linked by a relative path — and removes everything that can run script,
+load something from elsewhere or change the page around it: ``<script>``, ``<style>``, event
+handlers, ``javascript:`` and other URL schemes, ``<iframe>``, ``<object>``, ``<embed>``,
+``<form>``, ``<meta>``, ``<base>``, ``<link>``, SVG and MathML, remote images (a tracking
+beacon), every ``style`` property but ``text-align``, and ``data-*`` attributes (the
+formgrader's script acts on ``data-link``). Element ids get a ``user-content-`` prefix, and
+in-page links follow them, so a student's element can never take the id of one of the
+formgrader's score fields.
+
+The cleaning is nh3's (ammonia, an HTML5 parser and an allow-list); :func:`removed` only
+*reports*, by comparing what Python's HTML parser finds before and after, so that the grade
+table can say what a student lost from view. It never decides what is safe.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from html.parser import HTMLParser
+
+import nh3
+
+#: Tags kept: ammonia's default list, less image maps (``<area href>``).
+TAGS = frozenset(nh3.ALLOWED_TAGS - {"area", "map"})
+#: Attributes kept, by tag ("*": on every tag).
+ATTRIBUTES = {
+    **{tag: set(attrs) for tag, attrs in nh3.ALLOWED_ATTRIBUTES.items()},
+    "*": {"class", "id", "title", "lang", "dir", "style"},
+    "table": {*nh3.ALLOWED_ATTRIBUTES.get("table", set()), "border"},
+    "details": {"open"},
+}
+#: ``style`` may only align text (markdown tables and pandas write ``text-align``).
+STYLE_PROPERTIES = frozenset({"text-align"})
+#: URL schemes kept in ``href``/``src``/``cite``; relative URLs are kept too.
+URL_SCHEMES = frozenset({"http", "https", "mailto", "data"})
+#: The only ``data:`` URLs kept: raster images, and only as an image's source.
+RASTER_DATA = ("data:image/png;", "data:image/jpeg;", "data:image/gif;", "data:image/webp;")
+ID_PREFIX = "user-content-"
+
+
+def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
+    lowered = value.strip().lower()
+    if attribute == "id":
+        return value if value.startswith(ID_PREFIX) else ID_PREFIX + value
+    if attribute == "href" and value.startswith("#") and not value.startswith("#" + ID_PREFIX):
+        return "#" + ID_PREFIX + value[1:]
+    if lowered.startswith("data:"):
+        return value if tag == "img" and attribute == "src" and lowered.startswith(RASTER_DATA) \
+            else None
+    if tag == "img" and attribute == "src" and lowered.startswith(("http:", "https:", "//")):
+        return None  # a remote image is a request the viewer never meant to send
+    return value
+
+
+def clean(html: str) -> str:
+    """``html`` with everything outside the policy removed (see the module's docstring)."""
+    return nh3.clean(
+        html, tags=set(TAGS), clean_content_tags={"script", "style"},
+        attributes={tag: set(attrs) for tag, attrs in ATTRIBUTES.items()},
+        attribute_filter=_filter_attribute, strip_comments=True,
+        link_rel="noopener noreferrer nofollow", url_schemes=set(URL_SCHEMES),
+        filter_style_properties=set(STYLE_PROPERTIES))
+
+
+class _Inventory(HTMLParser):
+    """The tags and (tag, attribute) pairs of a fragment, counted; ``rel`` and ids aside."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: Counter[str] = Counter()
+        self.attributes: Counter[str] = Counter()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        for name, _value in attrs:
+            if name != "rel":  # the cleaner adds rel="noopener …" to links: not a loss
+                self.attributes[f"{tag} {name}"] += 1
+
+    handle_startendtag = handle_starttag
+
+
+def _inventory(html: str) -> _Inventory:
+    parser = _Inventory()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def removed(original: str, cleaned: str) -> list[str]:
+    """What :func:`clean` took out of ``original``: ``<script>``, ``img onerror=`` …, sorted.
+
+    A report for people (the grade table's notes); the cleaning itself never depends on it.
+    """
+    before, after = _inventory(original), _inventory(cleaned)
+    gone = [f"<{tag}>" for tag in sorted(before.tags - after.tags)]
+    # an attribute of a tag that is gone altogether is said by the tag
+    gone += [f"{pair}=" for pair in sorted(before.attributes - after.attributes)
+             if after.tags[pair.split()[0]]]
+    return gone
+
+
+def clean_and_report(html: str) -> tuple[str, list[str]]:
+    """(:func:`clean` of ``html``, what it removed)."""
+    cleaned = clean(html)
+    return cleaned, removed(html, cleaned)
