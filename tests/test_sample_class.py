@@ -513,3 +513,44 @@ def test_every_way_of_handing_in_reaches_the_grader(graded) -> None:
     rows = (course / "collection.csv").read_text()
     for outcome in ("renamed", "superseded", "unmatched"):
         assert f",{outcome}," in rows
+
+
+def test_looking_at_the_class_changes_no_honest_page(graded) -> None:
+    """Only the hostile notebook lost anything from view; every other graded notebook reads
+    the same, word for word and image for image, through the cleaning exporter as through
+    nbconvert's plain one (what the formgrader and the feedback showed before); and the
+    feedback folder holds one protected page per graded notebook, nothing else."""
+    import copy
+
+    import nbformat
+
+    from autograder.viewing import feedback as viewing_feedback
+    from autograder.viewing import notebook as viewing
+    from tests.test_viewing import _exporter, seen
+
+    course, _, _ = graded
+    plain, clean = _exporter("classic", clean=False), _exporter("classic", clean=True)
+    compared = 0
+    for path in sorted((course / "autograded").glob("*/week4/*.ipynb")):
+        student = path.parent.parent.name
+        removed = viewing.read_removed(path.parent, path.stem)
+        if student == "ivo_injects_html":
+            assert removed, "the hostile notebook had nothing removed"
+            continue
+        assert removed == {}, (student, path.stem, removed)
+        nb = nbformat.read(path, 4)
+        before, _ = plain.from_notebook_node(copy.deepcopy(nb))
+        after, _ = clean.from_notebook_node(copy.deepcopy(nb))
+        assert seen(after).words == seen(before).words, (student, path.stem)
+        assert seen(after).images == seen(before).images, (student, path.stem)
+        compared += 1
+    assert compared > 20, compared
+    for folder in (course / "feedback").glob("*/week4"):
+        graded_here = {p.stem for p in (course / "autograded" / folder.parent.name / "week4")
+                       .glob("*.ipynb")}
+        pages = {p.stem: p.read_bytes() for p in folder.glob("*.html")}
+        assert sorted(p.name for p in folder.iterdir() if p.suffix != ".html") == [], folder
+        for stem, content in pages.items():  # a graded notebook's page, or its renamed copy
+            assert stem in graded_here or content in {pages[g] for g in graded_here
+                                                      if g in pages}, (folder, stem)
+            assert viewing_feedback.META.encode() in content[:2000], (folder, stem)

@@ -9,7 +9,7 @@ the feedback is made from it, and an instructor may open it in JupyterLab. What
   markdown cell may hold HTML, so the text, math and tables still show). Otherwise the source
   is left exactly as the student wrote it;
 * **raw cells** (which nbconvert pastes into the page as they are) and ``text/html`` and
-  ``text/markdown`` outputs are cleaned;
+  ``text/markdown`` outputs are replaced by their cleaned HTML when it removed anything;
 * **outputs of other kinds** are kept only when they cannot carry script — plain text, LaTeX,
   PNG, JPEG, GIF; ``application/javascript``, SVG, widget views and anything else are removed,
   with a line in the student's language saying so where nothing else is left to show;
@@ -97,8 +97,10 @@ def _clean_outputs(cell: NotebookNode, language: str) -> list[str]:
             del data[kind]
         lost += [f"{kind} output" for kind in dropped]
         if "text/html" in data:
-            data["text/html"], gone = policy.clean_and_report(_text(data["text/html"]))
-            lost += [f"{item} in text/html" for item in gone]
+            cleaned, gone = policy.clean_and_report(_text(data["text/html"]))
+            if gone:
+                data["text/html"] = cleaned
+                lost += [f"{item} in text/html" for item in gone]
         if "text/markdown" in data:
             html, missing = render_markdown(NotebookNode(source=_text(data["text/markdown"])))
             cleaned, gone = policy.clean_and_report(html)

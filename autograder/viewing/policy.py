@@ -66,18 +66,26 @@ def clean(html: str) -> str:
 
 
 class _Inventory(HTMLParser):
-    """The tags and (tag, attribute) pairs of a fragment, counted; ``rel`` and ids aside."""
+    """The tags and (tag, attribute, value) triples of a fragment, counted, with what the
+    cleaner itself changes undone: the ``rel`` it adds to links, the id prefix, and the
+    spacing it gives ``style``."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: Counter[str] = Counter()
-        self.attributes: Counter[str] = Counter()
+        self.attributes: Counter[tuple[str, str, str]] = Counter()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags[tag] += 1
-        for name, _value in attrs:
-            if name != "rel":  # the cleaner adds rel="noopener …" to links: not a loss
-                self.attributes[f"{tag} {name}"] += 1
+        for name, value in attrs:
+            if name == "rel":  # the cleaner adds rel="noopener …" to links: not a loss
+                continue
+            text = value or ""
+            if name == "id" or (name == "href" and text.startswith("#")):
+                text = text.replace(ID_PREFIX, "", 1)
+            if name == "style":
+                text = "".join(text.lower().split()).rstrip(";")
+            self.attributes[(tag, name, text)] += 1
 
     handle_startendtag = handle_starttag
 
@@ -97,8 +105,8 @@ def removed(original: str, cleaned: str) -> list[str]:
     before, after = _inventory(original), _inventory(cleaned)
     gone = [f"<{tag}>" for tag in sorted(before.tags - after.tags)]
     # an attribute of a tag that is gone altogether is said by the tag
-    gone += [f"{pair}=" for pair in sorted(before.attributes - after.attributes)
-             if after.tags[pair.split()[0]]]
+    gone += sorted({f"{tag} {name}=" for tag, name, _value in before.attributes - after.attributes
+                    if after.tags[tag]})
     return gone
 
 

@@ -1,0 +1,297 @@
+"""A hostile student's notebook, looked at the way an instructor and a student look at it, in
+real Chromium: nothing they wrote or printed may run (docs/grading.md, "Looking at a
+submission").
+
+Sample student ``ivo_injects_html`` (notebook 6, correct) fills his written answer, a markdown
+cell, a raw cell, a code cell's outputs, an attachment, the notebook's metadata and two files
+handed in beside it with script of every kind; each payload beacons to 127.0.0.1:47613. The
+test grades him with this course's harness, starts JupyterLab as an instructor does (a token,
+XSRF checks on, this environment's server extensions: the formgrader and
+``autograder.viewing.formgrader``), listens on the beacon port, and in Chromium
+
+1. opens a *control* page first — his notebook as nbconvert renders it with no cleaning — and
+   requires beacons to arrive (so the listener would see one);
+2. opens the formgrader, Manual Grading → week4 → 06_tile_sweep → his submission, and the
+   grading page on its own, the two files he handed in beside the notebook as the formgrader
+   serves them, his autograded notebook in JupyterLab, and his feedback file;
+
+and fails on any request to the beacon, any request of those pages to another origin, any
+request that is not a GET, any change in the course directory, a missing written answer or a
+missing Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder.viewing.feedback import MATHJAX
+from tests import test_browser as lab
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT = "ivo_injects_html"
+NOTEBOOK = "06_tile_sweep"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+class _Beacon(http.server.ThreadingHTTPServer):
+    """Records the path of every request it gets (a payload that ran)."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int) -> None:
+        self.hits: list[str] = []
+        beacon = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _hit(self) -> None:
+                beacon.hits.append(f"{self.command} {self.path}")
+                self.send_response(204)
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.end_headers()
+
+            do_GET = do_POST = do_PUT = do_OPTIONS = _hit
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", port), Handler)
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _graded_course(tmp: Path) -> Path:
+    """A course copy with the release and Ivo's notebook 6 graded by the harness."""
+    import sample_class as samples
+
+    root = tmp / "course"
+    root.mkdir()
+    shutil.copytree(ROOT / "source", root / "source",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "assets", root / "assets")
+    shutil.copy(ROOT / "nbgrader_config.py", root)
+    env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), PYTHONPATH=str(ROOT))
+    harness = [sys.executable, "-m", "autograder"]
+    out = subprocess.run([*harness, "release", "--root", str(root)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    samples.build_class(root, root / "submitted", only=[STUDENT])
+    out = subprocess.run([*harness, "grade", "--root", str(root)], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "removed from view" in out.stdout, out.stdout[-3000:]
+    for name in ("workspaces", "jupyter_config", "ipython", "mpl"):
+        (tmp / name).mkdir()
+    settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    exchange = tmp / "exchange"
+    exchange.mkdir(mode=0o777)
+    (tmp / "jupyter_config" / "nbgrader_config.py").write_text(
+        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n")
+    return root
+
+
+def _start_lab_with_token(tmp: Path, root: Path, port: int, token: str, log) -> subprocess.Popen:
+    """JupyterLab as an instructor starts it: a token, XSRF checks on (Jupyter's defaults)."""
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "jupyter_config"),
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+               IPYTHONDIR=str(tmp / "ipython"), MPLCONFIGDIR=str(tmp / "mpl"))
+    env.pop("NBGRADER_EXECUTION", None)
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
+           "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+           f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+           f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+           f"--LabApp.user_settings_dir={tmp / 'settings'}"]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {proc.returncode}")
+        try:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/status",
+                                             headers={"Authorization": f"token {token}"})
+            urllib.request.urlopen(request, timeout=2)
+            return proc
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError("jupyter lab did not answer within 60 s")
+
+
+def _control_page(root: Path, tmp: Path) -> Path:
+    """Ivo's handed-in notebook as nbconvert renders it without any cleaning."""
+    import nbformat
+    from nbconvert.exporters import HTMLExporter
+
+    nb = nbformat.read(root / "submitted" / STUDENT / "week4" / f"{NOTEBOOK}.ipynb", 4)
+    html, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    page = tmp / "control.html"
+    page.write_text(html)
+    return page
+
+
+class _PolicyServer(http.server.ThreadingHTTPServer):
+    """Serves one unclean page with the formgrader's page policy: the policy alone, no
+    cleaning, must stop every script (the layer that holds if a cleaner misses)."""
+
+    daemon_threads = True
+
+    def __init__(self, page: Path) -> None:
+        from autograder.viewing.formgrader import page_policy
+
+        html = page.read_bytes()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                origin = f"http://{self.headers['Host']}"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Security-Policy", page_policy(origin, "/", []))
+                self.end_headers()
+                self.wfile.write(html)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+def _submission_id(root: Path) -> str:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        return str(gb.find_submission_notebook(NOTEBOOK, "week4", STUDENT).id)
+
+
+def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> None:
+    lab._ensure_chromium()
+    pytest.importorskip("jupyterlab")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from sample_class.students import ivo_injects_html as ivo
+
+    root = _graded_course(tmp_path)
+    submission = _submission_id(root)
+    port, token = lab._free_port(), secrets.token_hex(16)
+    base = f"http://127.0.0.1:{port}"
+    beacon_port = int(ivo.BEACON.rsplit(":", 1)[1])
+    try:
+        beacon = _Beacon(beacon_port)
+    except OSError as exc:
+        pytest.fail(f"the beacon port {beacon_port} is taken ({exc}): free it and run again")
+    threading.Thread(target=beacon.serve_forever, daemon=True).start()
+    control = _control_page(root, tmp_path)
+    requests: list[str] = []
+    headers: dict[str, str] = {}
+    before = _snapshot(root)
+    with open(tmp_path / "lab.log", "w") as log:
+        server = _start_lab_with_token(tmp_path, root, port, token, log)
+        try:
+            with sync_api.sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=str(lab.CHROMIUM), args=lab.ARGS)
+                context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                context.set_default_timeout(90_000)
+                page = context.new_page()
+
+                # 1. The control: unclean, the payloads do reach the beacon.
+                page.goto(control.as_uri())
+                page.wait_for_timeout(2000)
+                control_hits = list(beacon.hits)
+                beacon.hits.clear()
+
+                # The same unclean page under the grading page's policy: nothing runs.
+                policy_only = _PolicyServer(control)
+                threading.Thread(target=policy_only.serve_forever, daemon=True).start()
+                page.goto(f"http://127.0.0.1:{policy_only.server_address[1]}/")
+                page.wait_for_timeout(2000)
+                policy_only.shutdown()
+                policy_hits = list(beacon.hits)
+                beacon.hits.clear()
+
+                # 2. Everything a person looks at, watched from here on.
+                context.on("request", lambda r: requests.append(f"{r.method} {r.url}"))
+                page.goto(f"{base}/lab?token={token}")
+                page.wait_for_function("window.jupyterapp !== undefined")
+                page.evaluate("() => window.jupyterapp.restored")
+                page.evaluate("() => window.jupyterapp.commands.execute("
+                              "'nbgrader:open-formgrader')")
+                grader = page.frame_locator("iframe").first
+                grader.get_by_role("link", name="Manual Grading").click()
+                grader.get_by_role("link", name="week4").click()
+                grader.get_by_role("link", name=NOTEBOOK).click()
+                grader.locator("a", has_text="Submission #1").click()
+                grader.locator("input#why_not_tile_32").wait_for(state="visible")
+                answer_in_formgrader = grader.get_by_text(ivo.ANSWER_TEXT[:60]).count()
+                page.wait_for_timeout(3000)  # a refresh, a late onerror, an autofocus
+                page.screenshot(path=str(lab.ARTIFACTS / "week4-formgrader-hostile.png"))
+
+                for path in (f"/formgrader/submissions/{submission}/",
+                             f"/formgrader/submissions/{submission}/notes.html",
+                             f"/formgrader/submissions/{submission}/plot.svg"):
+                    response = page.goto(base + path)
+                    assert response is not None and response.ok, (path, response)
+                    headers[path] = response.headers.get("content-security-policy", "")
+                    page.wait_for_timeout(1500)
+
+                page.goto(f"{base}/lab/tree/autograded/{STUDENT}/week4/{NOTEBOOK}.ipynb")
+                page.wait_for_function("window.jupyterapp !== undefined")
+                page.get_by_text(ivo.ANSWER_TEXT[:60]).first.wait_for(state="attached")
+                page.wait_for_timeout(3000)
+
+                feedback = root / "feedback" / STUDENT / "week4" / f"{NOTEBOOK}.html"
+                page.goto(feedback.as_uri())
+                answer_in_feedback = page.get_by_text(ivo.ANSWER_TEXT[:60]).count()
+                page.wait_for_timeout(2000)
+                browser.close()
+        finally:
+            lab._stop(server)
+            beacon.shutdown()
+    after = _snapshot(root)
+
+    assert control_hits, "the control page sent no beacon: this test could not see a payload"
+    # A policy cannot stop a <meta http-equiv=refresh> navigation (CSP dropped navigate-to);
+    # it runs no script, and the cleaner removes it (the formgrader page above).
+    scripts = [hit for hit in policy_hits if hit != "GET /md-meta-refresh"]
+    assert scripts == [], f"the page policy alone let payloads run: {scripts}"
+    assert beacon.hits == [], f"payloads ran where a person looks: {beacon.hits}"
+    # the pages' own requests: the Jupyter server (JupyterLab's API calls included), embedded
+    # images, the feedback file, and MathJax from the CDN nbconvert's templates name
+    own = (f"GET {base}/", "GET data:", "GET file://", f"GET {MATHJAX}")
+    foreign = [r for r in requests if not r.startswith(own)
+               and not r.startswith((f"{r.split()[0]} {base}/api/",
+                                     f"{r.split()[0]} {base}/lab/api/"))]
+    assert foreign == [], f"the pages sent requests elsewhere: {foreign}"
+    writes = [r for r in requests if not r.startswith("GET ") and "/formgrader/" in r]
+    assert writes == [], f"the formgrader page wrote through its API: {writes}"
+    # JupyterLab checkpoints a notebook it opens: a copy, identical to the notebook, is no change
+    copies = {path for path, digest in after.items() if "/.ipynb_checkpoints/" in path
+              and digest == before.get(path.replace("/.ipynb_checkpoints", "")
+                                       .replace("-checkpoint.ipynb", ".ipynb"))}
+    changed = sorted((set(before.items()) ^ set(after.items())) - {(p, after[p]) for p in copies})
+    assert changed == [], f"the course directory changed while it was looked at: {changed}"
+    assert answer_in_formgrader, "the written answer's text is missing from the formgrader"
+    assert answer_in_feedback, "the written answer's text is missing from the feedback"
+    page_policy = headers[f"/formgrader/submissions/{submission}/"]
+    assert "script-src" in page_policy and "'sha256-" in page_policy \
+        and "'unsafe-inline'" not in page_policy.split("style-src")[0], page_policy
+    for name in ("notes.html", "plot.svg"):
+        assert headers[f"/formgrader/submissions/{submission}/{name}"].startswith("sandbox"), \
+            headers
+    print(f"control page: {len(control_hits)} beacons ({sorted(control_hits)[:5]} …); "
+          f"cleaned pages: none; {len(requests)} requests, all to the Jupyter server")
