@@ -163,8 +163,12 @@ def write_import(path: Path, students: list[Student], export: CanvasExport | Non
                                     "is theirs (no Canvas ID, SIS id or name matches)")
                     continue
                 cells = [row.get(h, "") for h in HEADER]
-            else:
+            elif who.lms_id("canvas").isdigit():
                 cells = [who.name, who.lms_id("canvas"), "", "", ""]
+            else:  # Canvas would match them by name alone, or not at all
+                left_out.append(f"{who.label()}: no Canvas user id (collect from a Canvas "
+                                "zip, or give MAPPING= or GRADEBOOK=)")
+                continue
             writer.writerow([*cells, number(who.scaled(out_of))])
             written.append(who)
     return written, left_out, lms_only

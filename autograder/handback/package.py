@@ -35,9 +35,9 @@ def safe_part(text: str, *, no_underscore: bool = False, fallback: str = "studen
     text = re.sub(r"[/\\:*?\"<>|]", " ", text)
     if no_underscore:
         text = text.replace("_", " ")
-    text = re.sub(r"\s+", " ", text).strip().lstrip(".~").strip()
-    text = text.replace("..", ".")
-    return text[:100].strip() or fallback
+    text = re.sub(r"\.{2,}", ".", text)
+    text = re.sub(r"\s+", " ", text).lstrip(".~ ")[:100].rstrip(". ")
+    return text or fallback
 
 
 def write_zip(path: Path, members: Iterable[tuple[str, Path]]) -> int:

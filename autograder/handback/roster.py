@@ -54,9 +54,12 @@ class Student:
     feedback: list[Path] = field(default_factory=list)
 
     def lms_id(self, which: str) -> str:
-        """The student's id in LMS ``which`` (canvas, moodle): collected from its zip, else the
-        gradebook's ``lms_user_id``, else the mapping file's; "" when none is known."""
-        return self.collected.get(which) or self.lms_user_id or self.mapped_id
+        """The student's id in LMS ``which`` (canvas, moodle): collected from its zip; for a
+        student collected from no LMS's zip, the gradebook's ``lms_user_id``, else the mapping
+        file's; "" when none is known (a student collected from the other LMS has none)."""
+        if self.collected:
+            return self.collected.get(which, "")
+        return self.lms_user_id or self.mapped_id
 
     def scaled(self, out_of: float | None) -> float:
         """The total, on ``out_of`` points if given (else on the course's own points)."""
