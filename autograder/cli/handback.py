@@ -117,16 +117,15 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
             print(f"  PUT courses/{target.course_id}/assignments/{target.assignment_id}/"
                   f"submissions/{user}: posted_grade {score}, comment {text!r}, files "
                   + (", ".join(h.name for h in who.feedback) or "none"))
-        failed: list[str] = []
+        failed: dict[str, str] = {}
     else:
         print(f"sending to {target.url}, course {target.course_id}, assignment "
               f"{target.assignment_id} (token from {source})")
         failed = canvas_upload.send(target, token, todo, args.out_of)
-    sent = [] if args.dry_run else [w for w, _, _ in todo
-                                    if not any(f.startswith(w.label()) for f in failed)]
-    print(_summary("return LMS=canvas" + (" (dry run)" if args.dry_run else ""), students,
-                   sent, left_out + [f"{f} (not sent: run again to retry)" for f in failed],
-                   [], "canvas"))
+    sent = [w for w, _, _ in todo if w.student not in failed]
+    title = "return LMS=canvas" + (" (dry run: IN = would be sent)" if args.dry_run else "")
+    not_sent = [f"{line} (not sent: run again to retry)" for line in failed.values()]
+    print(_summary(title, students, sent, left_out + not_sent, [], "canvas"))
     return 1 if failed else 0
 
 

@@ -89,8 +89,9 @@ def plan(students: list[Student], out_of: float | None, points: float
 
 
 def send(target: Target, token: str, todo: list[tuple[Student, str, str]],
-         out_of: float | None, say: Callable[[str], None] = print) -> list[str]:
-    """Upload every planned student; return a line for each that failed (the rest went)."""
+         out_of: float | None, say: Callable[[str], None] = print) -> dict[str, str]:
+    """Upload every planned student; return student id -> why, for each that failed (the
+    rest went)."""
     from canvasapi import Canvas
     from canvasapi.exceptions import CanvasException
     from canvasapi.upload import Uploader
@@ -102,7 +103,7 @@ def send(target: Target, token: str, todo: list[tuple[Student, str, str]],
     except CanvasException as exc:
         raise SystemExit(f"Canvas refused course {target.course_id}, assignment "
                          f"{target.assignment_id}: {exc}") from None
-    failed = []
+    failed: dict[str, str] = {}
     for who, user, text in todo:
         score = number(who.scaled(out_of))
         try:
@@ -121,7 +122,7 @@ def send(target: Target, token: str, todo: list[tuple[Student, str, str]],
             submission.edit(submission={"posted_grade": score},
                             comment={"text_comment": text, "file_ids": file_ids})
         except (CanvasException, OSError, ValueError) as exc:
-            failed.append(f"{who.label()} (Canvas user {user}): {exc}")
+            failed[who.student] = f"{who.label()} (Canvas user {user}): {exc}"
             continue
         say(f"  SENT     {who.label()}: {score} points, {len(file_ids)} feedback file(s)")
     return failed
