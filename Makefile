@@ -84,9 +84,10 @@ collect: install
 ## make export LMS=moodle [WORKSHEET=moodle-worksheet.csv]
 ## make return LMS=canvas [DRY_RUN=1] (CANVAS_URL, CANVAS_COURSE, CANVAS_ASSIGNMENT and
 ##   CANVAS_TOKEN or CANVAS_TOKEN_FILE in the environment: the token never on a command line)
-## Both: [MAPPING=ids.csv] [OUT_OF=<points>] [INCLUDE_UNGRADED=1]
+## Both: [MAPPING=ids.csv] [OUT_OF=<points>] [INCLUDE_UNGRADED=1] [INCLUDE_FAILED=1]
 HANDBACK_ARGS = --lms "$(LMS)" $(if $(MAPPING),--mapping "$(MAPPING)") \
 	  $(if $(OUT_OF),--out-of "$(OUT_OF)") $(if $(INCLUDE_UNGRADED),--include-ungraded) \
+	  $(if $(INCLUDE_FAILED),--include-failed) \
 	  $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)")
 export: install
 	$(BIN)/python -m autograder export $(HANDBACK_ARGS) \

@@ -249,3 +249,56 @@ def test_a_waiting_student_can_be_sent_when_asked(course: Path, capsys) -> None:
                "--include-ungraded")
     _, _, _, scores = canvas_import(course / "handback" / "canvas-import.csv")
     assert scores["4102"] == "10" and "WAITING" not in out
+
+
+def test_students_from_the_exchange_get_their_ids_from_a_mapping_or_the_gradebook(
+        course: Path, tmp_path: Path, capsys) -> None:
+    """No zip named them: exa's Canvas id comes from MAPPING= (make collect's lms_id,student_id
+    file), exb's from the gradebook's lms_user_id (nbgrader db student import)."""
+    import shutil
+
+    from nbgrader.api import Gradebook
+
+    root = tmp_path / "course"
+    shutil.copytree(course, root)
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for student, lms_id in (("exa", None), ("exb", "4106")):
+            gb.add_student(student, lms_user_id=lms_id)
+            gb.add_submission(ASSIGNMENT, student)
+            for cell, score in (("auto", 10), ("why", 1)):
+                grade = gb.find_grade(cell, NB1, ASSIGNMENT, student)
+                grade.needs_manual_grade = False
+                if cell == "auto":
+                    grade.auto_score = score
+                else:
+                    grade.manual_score = score
+            for step in ("submitted", "autograded", "feedback"):
+                folder = root / step / student / ASSIGNMENT
+                folder.mkdir(parents=True)
+                (folder / f"{NB1}.{'html' if step == 'feedback' else 'ipynb'}").write_text("{}")
+        gb.db.commit()
+    ids = tmp_path / "exchange-ids.csv"
+    ids.write_text("lms_id,student_id\n4104,exa\n")
+    out = _run(capsys, "export", "--root", str(root), "--lms", "canvas", "--mapping", str(ids))
+    _, _, _, scores = canvas_import(root / "handback" / "canvas-import.csv")
+    assert scores == {"4101": "12", "4103": "9", "4104": "11", "4106": "11"}
+    out = _run(capsys, "export", "--root", str(root), "--lms", "canvas")  # no mapping: listed
+    assert "MISSING  exa: no Canvas user id" in out
+
+
+def test_a_grade_is_sent_only_when_final_unless_asked() -> None:
+    from autograder.results.table import Row
+
+    died = Row("gus", scores={NB1: (6, 11)}, failed=[NB1], notes=[f"{NB1}: the kernel died"])
+    waits = Row("ada", scores={NB1: (11, 11)}, manual=[f"{NB1}:why"])
+    none = Row("cam", scores={NB1: (0, 11)}, missing=[NB1], notes=["no submission"])
+    fine = Row("bea", scores={NB1: (11, 11)})
+    assert roster._state(died, False, False)[0] == roster.FAILED
+    assert "INCLUDE_FAILED=1" in roster._state(died, False, False)[1]
+    assert roster._state(died, False, True)[0] == roster.READY
+    assert roster._state(waits, False, False) == (
+        roster.WAITING, f"to grade by hand in the formgrader: {NB1}:why; then `make table` "
+        "and export again")
+    assert roster._state(waits, True, False)[0] == roster.READY
+    assert roster._state(none, True, True)[0] == roster.ABSENT  # nothing to send, ever
+    assert roster._state(fine, False, False) == (roster.READY, "")

@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "points (default: the LMS assignment's points, else the course's)")
     parser.add_argument("--include-ungraded", action="store_true", help="export/return: send "
                         "students whose written answers still wait for hand grading too")
+    parser.add_argument("--include-failed", action="store_true", help="export/return: send "
+                        "students whose grading failed too (what was graded)")
     parser.add_argument("--dry-run", action="store_true", help="return: print what would be "
                         "sent, send nothing")
 
@@ -135,7 +137,7 @@ def from_arguments(args: argparse.Namespace) -> int:
         raise SystemExit(f"{args.command} needs the LMS: LMS=canvas or LMS=moodle")
     root = args.root.resolve()
     students = roster.build(root, args.mapping.resolve() if args.mapping else None,
-                            args.include_ungraded)
+                            args.include_ungraded, args.include_failed)
     if args.command == "return":
         if args.lms != "canvas":
             raise SystemExit("make return sends through Canvas's API only; for Moodle, "

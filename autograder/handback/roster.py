@@ -12,6 +12,8 @@ in, not-measured GPU checks out of the maximum). A student is :data:`READY` unle
 is not final: a written answer still waits for hand grading (:data:`WAITING`), a notebook's
 grading failed (:data:`FAILED`), or they handed nothing in (:data:`ABSENT`). Only ready
 students get a grade and feedback sent; the others are listed with the reason, never dropped.
+Asked to (``include_ungraded``, ``include_failed``), waiting and failed students are sent
+what was graded so far.
 """
 
 from __future__ import annotations
@@ -116,21 +118,23 @@ def reverse_mapping(path: Path | None) -> dict[str, str]:
         raise SystemExit(str(exc)) from None
 
 
-def _state(row: table.Row, include_ungraded: bool) -> tuple[str, str]:
+def _state(row: table.Row, include_ungraded: bool, include_failed: bool) -> tuple[str, str]:
     if "no submission" in row.notes or (row.missing and set(row.missing) >= set(row.scores)):
         return ABSENT, "no notebook handed in"
     broken = sorted(set(row.failed))
-    if broken or any(n.startswith("GRADING FAILED") for n in row.notes):
-        return FAILED, ("grading failed for " + ", ".join(broken) if broken else
-                        "grading failed") + ": re-grade after fixing, then export again"
+    if (broken or any(n.startswith("GRADING FAILED") for n in row.notes)) \
+            and not include_failed:
+        what = "grading failed for " + ", ".join(broken) if broken else "grading failed"
+        return FAILED, (f"{what}: re-grade after fixing, then export again (a kernel the "
+                        "student's own code kills: INCLUDE_FAILED=1 sends what was graded)")
     if row.manual and not include_ungraded:
         return WAITING, ("to grade by hand in the formgrader: " + ", ".join(row.manual)
                          + "; then `make table` and export again")
     return READY, ""
 
 
-def build(root: Path, mapping: Path | None = None, include_ungraded: bool = False
-          ) -> list[Student]:
+def build(root: Path, mapping: Path | None = None, include_ungraded: bool = False,
+          include_failed: bool = False) -> list[Student]:
     """Every student of ``root``'s gradebook, with ids, total, state and feedback files."""
     from nbgrader.api import Gradebook
 
@@ -152,7 +156,7 @@ def build(root: Path, mapping: Path | None = None, include_ungraded: bool = Fals
             who.name = who.name or who.lms_name.get("moodle", "") or row.student
             who.mapped_id = mapped.get(row.student, "")
             who.score, who.maximum = table.total(row, notebooks)
-            who.state, who.why = _state(row, include_ungraded)
+            who.state, who.why = _state(row, include_ungraded, include_failed)
             who.language = row.language
             who.not_measured = len(row.not_measured)
             folder = root / "feedback" / row.student / ASSIGNMENT
