@@ -211,3 +211,10 @@ def test_without_a_token_or_the_ids_it_says_what_is_missing(canvas: FakeCanvas, 
 def test_read_token_never_says_the_token() -> None:
     token, source = canvas_upload.read_token({"CANVAS_TOKEN": f" {TOKEN} "})
     assert token == TOKEN and TOKEN not in source
+
+
+def test_a_dry_run_needs_no_token(canvas: FakeCanvas, course: Path, capsys) -> None:
+    assert harness.main(["return", "--root", str(course), "--lms", "canvas", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "no Canvas API token" in out and "submissions/4101: posted_grade 12" in out
+    assert canvas.seen == []

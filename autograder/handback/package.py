@@ -11,7 +11,8 @@ all digits as the user id and the attachment id of that user's submitted file, a
 file to that submission as a comment (``Assignment#generate_comments_from_files``). So each
 feedback file is named ``<name>_<user id>_<attachment id>_feedback-<notebook>.html``, with the
 name and notebook free of ``_``-separated all-digit parts; the same names let an instructor
-match each file by eye.
+match each file by eye. (Canvas shows the attached file under the name of the student's
+upload it was matched to; ``make return LMS=canvas`` keeps the feedback's own names.)
 """
 
 from __future__ import annotations
