@@ -218,3 +218,12 @@ def test_a_dry_run_needs_no_token(canvas: FakeCanvas, course: Path, capsys) -> N
     out = capsys.readouterr().out
     assert "no Canvas API token" in out and "submissions/4101: posted_grade 12" in out
     assert canvas.seen == []
+
+
+def test_an_unknown_course_stops_before_anything_is_sent(canvas: FakeCanvas, course: Path,
+                                                         monkeypatch) -> None:
+    monkeypatch.setenv("CANVAS_TOKEN", TOKEN)
+    monkeypatch.setenv("CANVAS_COURSE", "999")
+    with pytest.raises(SystemExit, match="refused course 999"):
+        harness.main(["return", "--root", str(course), "--lms", "canvas"])
+    assert [s.method for s in canvas.seen] == ["GET"]

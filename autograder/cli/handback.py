@@ -45,11 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _summary(title: str, students: list[Student], sent: list[Student], left_out: list[str],
-             never: list[str], lms: str) -> str:
+             never: list[str], lms: str, out_of: float | None = None) -> str:
     lines = [f"{title}: {len(students)} student(s) in the gradebook, {len(sent)} with a grade "
              "and feedback"]
     for who in sent:
-        lines.append(f"  IN       {who.label()}: {who.score:g}/{who.maximum:g}, "
+        on = f" = {roster.number(who.scaled(out_of))}/{out_of:g}" if out_of is not None else ""
+        lines.append(f"  IN       {who.label()}: {who.score:g}/{who.maximum:g}{on}, "
                      f"{len(who.feedback)} feedback file(s)")
     for who in students:
         if who.state != READY:
@@ -79,7 +80,7 @@ def _export_canvas(root: Path, args: argparse.Namespace, students: list[Student]
     package.write_zip(archive, members)
     never = [f"{r.get('Student') or '(no name)'} (Canvas ID {r.get('ID') or '?'})"
              for r in lms_only]
-    print(_summary("export LMS=canvas", students, written, left_out, never, "canvas"))
+    print(_summary("export LMS=canvas", students, written, left_out, never, "canvas", out_of))
     for note in zip_notes:
         print(f"  ZIP      {note}")
     column = f"{title} ({aid})" if aid else f"{title} (a new assignment)"
@@ -94,7 +95,8 @@ def _export_moodle(root: Path, args: argparse.Namespace, students: list[Student]
     participants = moodle.read_worksheet(args.worksheet.resolve()) if args.worksheet else None
     worksheet, archive, written, left_out, never = moodle.write(root / OUT, students,
                                                                 args.out_of, participants)
-    print(_summary("export LMS=moodle", students, written, left_out, never, "moodle"))
+    print(_summary("export LMS=moodle", students, written, left_out, never, "moodle",
+                   args.out_of))
     points = args.out_of if args.out_of is not None else max(
         (s.maximum for s in written), default=0.0)
     print(f"wrote {worksheet} (grades on {points:g} points: set the Moodle assignment's "
@@ -132,7 +134,7 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
     sent = [w for w, _, _ in todo if w.student not in failed]
     title = "return LMS=canvas" + (" (dry run: IN = would be sent)" if args.dry_run else "")
     not_sent = [f"{line} (not sent: run again to retry)" for line in failed.values()]
-    print(_summary(title, students, sent, left_out + not_sent, [], "canvas"))
+    print(_summary(title, students, sent, left_out + not_sent, [], "canvas", args.out_of))
     return 1 if failed else 0
 
 

@@ -92,17 +92,19 @@ def send(target: Target, token: str, todo: list[tuple[Student, str, str]],
          out_of: float | None, say: Callable[[str], None] = print) -> dict[str, str]:
     """Upload every planned student; return student id -> why, for each that failed (the
     rest went)."""
+    # canvasapi and its requests: the grading extras, needed by this command only
     from canvasapi import Canvas
     from canvasapi.exceptions import CanvasException
     from canvasapi.upload import Uploader
+    from requests import RequestException
 
     canvas = Canvas(target.url, token)
     try:
         assignment = canvas.get_course(int(target.course_id)).get_assignment(
             int(target.assignment_id))
-    except CanvasException as exc:
-        raise SystemExit(f"Canvas refused course {target.course_id}, assignment "
-                         f"{target.assignment_id}: {exc}") from None
+    except (CanvasException, RequestException) as exc:
+        raise SystemExit(f"Canvas at {target.url} refused course {target.course_id}, "
+                         f"assignment {target.assignment_id}: {exc}") from None
     failed: dict[str, str] = {}
     for who, user, text in todo:
         score = number(who.scaled(out_of))
@@ -121,7 +123,7 @@ def send(target: Target, token: str, todo: list[tuple[Student, str, str]],
                 file_ids.append(answer["id"])
             submission.edit(submission={"posted_grade": score},
                             comment={"text_comment": text, "file_ids": file_ids})
-        except (CanvasException, OSError, ValueError) as exc:
+        except (CanvasException, RequestException, OSError, ValueError) as exc:
             failed[who.student] = f"{who.label()} (Canvas user {user}): {exc}"
             continue
         say(f"  SENT     {who.label()}: {score} points, {len(file_ids)} feedback file(s)")
