@@ -302,3 +302,12 @@ def test_a_grade_is_sent_only_when_final_unless_asked() -> None:
     assert roster._state(waits, True, False)[0] == roster.READY
     assert roster._state(none, True, True)[0] == roster.ABSENT  # nothing to send, ever
     assert roster._state(fine, False, False) == (roster.READY, "")
+
+
+def test_out_of_other_points_than_canvas_has_is_said(course: Path, capsys) -> None:
+    export = course_data.canvas_export(course.parent / "e4.csv")
+    out = _run(capsys, "export", "--root", str(course), "--lms", "canvas", "--gradebook",
+               str(export), "--assignment", "Week 4: Roofline", "--out-of", "50")
+    assert "the import changes its points possible to 50" in out
+    _, aid, points, scores = canvas_import(course / "handback" / "canvas-import.csv")
+    assert (aid, points, scores) == ("1234", 50.0, {"4101": "50", "4103": "37.5"})

@@ -70,8 +70,12 @@ def _export_canvas(root: Path, args: argparse.Namespace, students: list[Student]
     export = canvas_csv.read_export(args.gradebook.resolve()) if args.gradebook else None
     title, aid = canvas_csv.pick_assignment(export, args.assignment)
     out_of = args.out_of
-    if out_of is None and export is not None and aid in export.points:
-        out_of = export.points[aid]
+    canvas_points = export.points.get(aid) if export is not None and aid else None
+    if out_of is None:
+        out_of = canvas_points
+    elif canvas_points is not None and out_of != canvas_points:
+        print(f"NOTE: OUT_OF={out_of:g}, and the assignment has {canvas_points:g} points in "
+              f"Canvas: the import changes its points possible to {out_of:g}")
     path = root / OUT / "canvas-import.csv"
     written, left_out, lms_only = canvas_csv.write_import(path, students, export, title, aid,
                                                           out_of)

@@ -8,7 +8,11 @@ creates (its points from the ``Points Possible`` row). A blank score changes not
 
 Canvas's own export (Gradebook → Export) has more: ``Integration ID`` and ``Root Account``
 columns, a ``Points Possible`` row with ``(read only)`` under the totals, sometimes a
-``Manual Posting`` row, every assignment, the totals. :func:`read_export` reads all of it.
+``Manual Posting`` row, every assignment, the totals. :func:`read_export` reads all of it, with
+the importer's own rules for those rows (a first cell that contains ``Points Possible``; a row
+of nothing but blanks, ``Muted`` and ``Manual Posting``). The importer also takes a number in
+the ``Points Possible`` row as the assignment's new points possible: the row repeats Canvas's
+own points unless ``OUT_OF=`` asks for others (and the export then says it changes them).
 
 Each graded student is matched to a row of the export the way Canvas matches an import's rows
 to its students: by Canvas user id (``ID``: the id ``make collect`` read from the zip's file
@@ -34,6 +38,7 @@ HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_ROW = "Points Possible"
 DEFAULT_TITLE = "Week 4: Roofline & Tiling"
 _ASSIGNMENT = re.compile(r"^(?P<title>.*\S)\s*\((?P<id>\d+)\)\s*$")
+_POSTING = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 _NOT_ASSIGNMENTS = {"student", "id", "sis user id", "sis login id", "integration id",
                     "root account", "section"}
 
@@ -69,12 +74,12 @@ def read_export(path: Path) -> CanvasExport:
     for line in lines[1:]:
         cells = dict(zip(header, (c.strip() for c in line), strict=False))
         first = cells.get("Student", "")
-        if first == POINTS_ROW:
+        if POINTS_ROW in first:
             for title, aid in assignments:
                 with contextlib.suppress(ValueError):
                     points[aid] = float(cells.get(f"{title} ({aid})", ""))
             continue
-        if not first and not cells.get("ID"):  # Canvas's "Manual Posting" / "Muted" rows
+        if all(_POSTING.match(c) for c in line):  # Canvas's "Manual Posting" / "Muted" rows
             continue
         rows.append(cells)
     return CanvasExport(rows, assignments, points)
