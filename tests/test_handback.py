@@ -233,6 +233,11 @@ def test_write_zip_refuses_an_unsafe_member(tmp_path: Path) -> None:
     src.write_text("x")
     with pytest.raises(ValueError, match="unsafe name"):
         package.write_zip(tmp_path / "z.zip", [("../f.html", src)])
+    link = tmp_path / "link.html"
+    link.symlink_to("/etc/passwd")
+    with pytest.raises(ValueError, match="not a plain file"):
+        package.write_zip(tmp_path / "z.zip", [("f.html", link)])
+    assert package.write_zip(tmp_path / "z.zip", [("f.html", src)]) == 1
 
 
 def test_the_feedback_is_copied_byte_for_byte(course: Path, capsys) -> None:

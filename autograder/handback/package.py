@@ -44,7 +44,8 @@ def safe_part(text: str, *, no_underscore: bool = False, fallback: str = "studen
 def write_zip(path: Path, members: Iterable[tuple[str, Path]]) -> int:
     """Write ``members`` (name in the zip, file on disk) into a new zip; return their count.
 
-    Each name is checked again here: a relative path of safe parts only."""
+    Each name is checked again here (a relative path of safe parts only), and each file is a
+    plain file, never a symbolic link."""
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -52,6 +53,8 @@ def write_zip(path: Path, members: Iterable[tuple[str, Path]]) -> int:
             parts = name.split("/")
             if any(p != safe_part(p, fallback="") or not p for p in parts):
                 raise ValueError(f"unsafe name for a zip member: {name!r}")
+            if source.is_symlink() or not source.is_file():  # a link could pack any file
+                raise ValueError(f"not a plain file: {source}")
             info = zipfile.ZipInfo(name, date_time=_STAMP)
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, source.read_bytes())  # bytes as they are: never parsed

@@ -161,6 +161,7 @@ def build(root: Path, mapping: Path | None = None, include_ungraded: bool = Fals
             who.not_measured = len(row.not_measured)
             folder = root / "feedback" / row.student / ASSIGNMENT
             who.feedback = [folder / f"{nb}.html" for nb in notebooks
-                            if nb not in row.off_track and (folder / f"{nb}.html").is_file()]
+                            if nb not in row.off_track and (folder / f"{nb}.html").is_file()
+                            and not (folder / f"{nb}.html").is_symlink()]
             students.append(who)
     return students
