@@ -13,6 +13,7 @@ jane           Canvas 4101 ``doejane``, mapped        10 + 2 by hand: 12/12
 minji          Canvas 4103 ``kimminji``, mapped       7 + 2: 9/12, her notebook in Korean
 vic            Moodle 5202 ``Vic Sample``, mapped     8 + 1: 9/12
 ghost          nothing (in the gradebook only)        no submission
+4107           Canvas 4107 ``leeann``: a picture      not in the gradebook (never graded)
 =============  =====================================  ======================================
 """
 
@@ -66,6 +67,8 @@ def build(base: Path) -> Path:
         f"smithbob_LATE_4102_700002_Copy of {NB1}.ipynb": _release_nb(NB1),
         f"kimminji_4103_700003_{NB1}.ipynb": korean,
     })
+    with zipfile.ZipFile(canvas, "a") as zf:  # a student who handed in a picture only
+        zf.writestr("leeann_4107_700009_photo.png", b"\x89PNG")
     moodle = _zip(base / "moodle.zip", {
         f"Vic Sample_5202_assignsubmission_file_/week4/{NB1}.ipynb": _release_nb(NB1)})
     ids = base / "ids.csv"

@@ -118,6 +118,7 @@ def test_a_canvas_export_becomes_an_import_file_canvas_reads(course: Path, capsy
     assert scores == {"4101": "100", "4103": "75"}
     assert "WAITING  4102" in out and "01_arithmetic_intensity:why" in out
     assert "ABSENT   ghost (Casper Ghost)" in out
+    assert "UNGRADED 4107: in the LMS's zip, not in the gradebook" in out
     assert "MISSING  vic (Vic Sample): graded, but no row of the Canvas export" in out
     assert "NEVER    Lee, Quinn (Canvas ID 4105): in Canvas, never handed in" in out
     # Canvas's own ids and names come from its export, not from us

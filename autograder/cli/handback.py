@@ -46,8 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _summary(title: str, students: list[Student], sent: list[Student], left_out: list[str],
              never: list[str], lms: str, out_of: float | None = None) -> str:
-    lines = [f"{title}: {len(students)} student(s) in the gradebook, {len(sent)} with a grade "
-             "and feedback"]
+    lines = [f"{title}: {len(students)} student(s), {len(sent)} with a grade and feedback"]
     for who in sent:
         on = f" = {roster.number(who.scaled(out_of))}/{out_of:g}" if out_of is not None else ""
         lines.append(f"  IN       {who.label()}: {who.score:g}/{who.maximum:g}{on}, "
@@ -55,7 +54,7 @@ def _summary(title: str, students: list[Student], sent: list[Student], left_out:
     for who in students:
         if who.state != READY:
             tag = {roster.WAITING: "WAITING", roster.FAILED: "FAILED",
-                   roster.ABSENT: "ABSENT"}[who.state]
+                   roster.ABSENT: "ABSENT", roster.UNGRADED: "UNGRADED"}[who.state]
             lines.append(f"  {tag:<8} {who.label()}: {who.why} (nothing sent)")
     lines += [f"  MISSING  {line}" for line in left_out]
     lines += [f"  NEVER    {line}: in {lms.capitalize()}, never handed in (no grade written)"

@@ -10,8 +10,10 @@ file (``lms_id,student_id``, as ``make collect`` reads it).
 The total is the grade table's (:func:`autograder.results.table.total`: one track, hand grades
 in, not-measured GPU checks out of the maximum). A student is :data:`READY` unless their grade
 is not final: a written answer still waits for hand grading (:data:`WAITING`), a notebook's
-grading failed (:data:`FAILED`), or they handed nothing in (:data:`ABSENT`). Only ready
-students get a grade and feedback sent; the others are listed with the reason, never dropped.
+grading failed (:data:`FAILED`), they handed nothing in (:data:`ABSENT`), or a zip named them
+and they are not in the gradebook yet (:data:`UNGRADED`: ``make grade`` has not run since).
+Only ready students get a grade and feedback sent; the others are listed with the reason, never
+dropped.
 Asked to (``include_ungraded``, ``include_failed``), waiting and failed students are sent
 what was graded so far.
 """
@@ -31,6 +33,7 @@ READY = "ready"
 WAITING = "waiting for hand grading"
 FAILED = "grading failed"
 ABSENT = "not handed in"
+UNGRADED = "collected, not graded"
 
 
 @dataclass
@@ -164,4 +167,10 @@ def build(root: Path, mapping: Path | None = None, include_ungraded: bool = Fals
                             if nb not in row.off_track and (folder / f"{nb}.html").is_file()
                             and not (folder / f"{nb}.html").is_symlink()]
             students.append(who)
+    graded = {s.student for s in students}
+    for student in sorted(set(collected) - graded):  # named by a zip, never graded
+        who = collected[student]
+        who.name = who.lms_name.get("moodle", "") or student
+        who.state, who.why = UNGRADED, "in the LMS's zip, not in the gradebook: run `make grade`"
+        students.append(who)
     return students
