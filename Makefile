@@ -82,7 +82,7 @@ collect: install
 ## Grades and feedback back to the LMS (README, "Handing back"), into handback/:
 ## make export LMS=canvas [GRADEBOOK=canvas-export.csv] [ASSIGNMENT=<Canvas id or title>]
 ## make export LMS=moodle [WORKSHEET=moodle-worksheet.csv]
-## make return LMS=canvas [DRY_RUN=1] (CANVAS_URL, CANVAS_COURSE, CANVAS_ASSIGNMENT and
+## make return LMS=canvas [DRY_RUN=1] [STUDENTS=a,b: only these] (CANVAS_URL, CANVAS_COURSE, CANVAS_ASSIGNMENT and
 ##   CANVAS_TOKEN or CANVAS_TOKEN_FILE in the environment: the token never on a command line)
 ## Both: [MAPPING=ids.csv] [OUT_OF=<points>] [INCLUDE_UNGRADED=1] [INCLUDE_FAILED=1]
 HANDBACK_ARGS = --lms "$(LMS)" $(if $(MAPPING),--mapping "$(MAPPING)") \
@@ -94,7 +94,8 @@ export: install
 	  $(if $(GRADEBOOK),--gradebook "$(GRADEBOOK)") $(if $(WORKSHEET),--worksheet "$(WORKSHEET)")
 
 return: install
-	$(BIN)/python -m autograder return $(HANDBACK_ARGS) $(if $(DRY_RUN),--dry-run)
+	$(BIN)/python -m autograder return $(HANDBACK_ARGS) $(if $(DRY_RUN),--dry-run) \
+	  $(if $(STUDENTS),--students "$(STUDENTS)")
 
 table: install
 	$(BIN)/python -m autograder table

@@ -181,7 +181,12 @@ def test_the_token_from_a_file_and_a_student_canvas_does_not_know(
                          "--include-ungraded"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "MISSING  4102 (Canvas user 4102)" in out and "run again to retry" in out
+    assert "MISSING  4102 (Canvas user 4102)" in out
+    assert "to retry only those: make return LMS=canvas STUDENTS=4102" in out
+    canvas.seen.clear()  # the retry sends 4102 alone, not jane and minji again
+    assert harness.main(["return", "--root", str(course), "--lms", "canvas",
+                         "--include-ungraded", "--students", "4102"]) == 1
+    assert {s.path for s in canvas.seen if s.path.startswith(API)} == {f"{API}4102"}
     assert all(s.auth == f"Bearer {TOKEN}" for s in canvas.seen if s.path.startswith("/api/"))
     assert TOKEN not in out and _files_holding(tmp_path, TOKEN) == [secret]
     assert not _files_holding(course.parent, TOKEN)

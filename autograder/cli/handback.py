@@ -122,6 +122,12 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
     points = args.out_of if args.out_of is not None else max(
         (s.maximum for s in ready), default=0.0)
     todo, left_out = canvas_upload.plan(students, args.out_of, points)
+    if args.students:  # a retry of some: the others were sent already
+        only = set(args.students.split(","))
+        unknown = sorted(only - {s.student for s in students})
+        if unknown:
+            raise SystemExit(f"not in the gradebook: {', '.join(unknown)}")
+        todo = [t for t in todo if t[0].student in only]
     if args.dry_run:
         print(f"dry run: nothing is sent to {target.url} (token from {source}); would send:")
         for who, user, text in todo:
@@ -136,8 +142,10 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
         failed = canvas_upload.send(target, token, todo, args.out_of)
     sent = [w for w, _, _ in todo if w.student not in failed]
     title = "return LMS=canvas" + (" (dry run: IN = would be sent)" if args.dry_run else "")
-    not_sent = [f"{line} (not sent: run again to retry)" for line in failed.values()]
+    not_sent = [f"{line} (not sent)" for line in failed.values()]
     print(_summary(title, students, sent, left_out + not_sent, [], "canvas", args.out_of))
+    if failed:
+        print(f"to retry only those: make return LMS=canvas STUDENTS={','.join(failed)}")
     return 1 if failed else 0
 
 
