@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,13 +124,13 @@ def match(students: list[Student], export: CanvasExport
     free = list(export.rows)
     found: dict[str, dict[str, str]] = {}
 
-    def claim(student: Student, rule) -> None:
+    def claim(student: Student, rule: Callable[[Student, dict[str, str]], bool]) -> None:
         hits = [r for r in free if rule(student, r)]
         if len(hits) == 1:
             found[student.student] = hits[0]
             free.remove(hits[0])
 
-    rules = [
+    rules: list[Callable[[Student, dict[str, str]], bool]] = [
         lambda s, r: bool(s.lms_id("canvas")) and r.get("ID") == s.lms_id("canvas"),
         lambda s, r: bool(r.get("SIS User ID")) and r["SIS User ID"] in (s.student,
                                                                           s.mapped_id),
