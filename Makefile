@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release grade collect table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release grade collect export return table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
@@ -79,6 +79,24 @@ collect: install
 	  $(if $(LAYOUT),--layout "$(LAYOUT)") $(if $(MAPPING),--mapping "$(MAPPING)") \
 	  $(if $(REGEX),--regex '$(value REGEX)')
 
+## Grades and feedback back to the LMS (README, "Handing back"), into handback/:
+## make export LMS=canvas [GRADEBOOK=canvas-export.csv] [ASSIGNMENT=<Canvas id or title>]
+## make export LMS=moodle [WORKSHEET=moodle-worksheet.csv]
+## make return LMS=canvas [DRY_RUN=1] [STUDENTS=a,b: only these] (CANVAS_URL, CANVAS_COURSE, CANVAS_ASSIGNMENT and
+##   CANVAS_TOKEN or CANVAS_TOKEN_FILE in the environment: the token never on a command line)
+## Both: [MAPPING=ids.csv] [OUT_OF=<points>] [INCLUDE_UNGRADED=1] [INCLUDE_FAILED=1]
+HANDBACK_ARGS = --lms "$(LMS)" $(if $(MAPPING),--mapping "$(MAPPING)") \
+	  $(if $(OUT_OF),--out-of "$(OUT_OF)") $(if $(INCLUDE_UNGRADED),--include-ungraded) \
+	  $(if $(INCLUDE_FAILED),--include-failed) \
+	  $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)")
+export: install
+	$(BIN)/python -m autograder export $(HANDBACK_ARGS) \
+	  $(if $(GRADEBOOK),--gradebook "$(GRADEBOOK)") $(if $(WORKSHEET),--worksheet "$(WORKSHEET)")
+
+return: install
+	$(BIN)/python -m autograder return $(HANDBACK_ARGS) $(if $(DRY_RUN),--dry-run) \
+	  $(if $(STUDENTS),--students "$(STUDENTS)")
+
 table: install
 	$(BIN)/python -m autograder table
 
@@ -137,4 +155,4 @@ figures: install
 
 clean:
 	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
-	  test-artifacts downloaded set_aside collection.csv sample-lms
+	  test-artifacts downloaded set_aside collection.csv sample-lms handback

@@ -554,3 +554,71 @@ def test_looking_at_the_class_changes_no_honest_page(graded) -> None:
             assert stem in graded_here or content in {pages[g] for g in graded_here
                                                       if g in pages}, (folder, stem)
             assert viewing_feedback.META.encode() in content[:2000], (folder, stem)
+
+
+def test_the_lms_students_go_back_to_canvas_and_moodle(graded, monkeypatch, capsys) -> None:
+    """Issue 30: the class collected from the sample Canvas and Moodle zips goes all the way
+    back — Canvas's import file (uma by the Canvas id of her zip's file names, her total from
+    the table), the Canvas feedback zip and the fake-Canvas upload, Moodle's worksheet and
+    feedback zip (vic as ``Participant 5202``) — with every student of the class accounted
+    for by name in each summary."""
+    import csv
+    import zipfile
+
+    from test_canvas_upload import API, ASSIGNMENT_ID, COURSE, TOKEN, FakeCanvas
+
+    from autograder.cli import harness
+    from autograder.results.table import Row, total
+
+    _need("uma_canvas_zip", "vic_moodle_zip")
+    course, table, _ = graded
+    notebooks = sorted({nb for r in table.values() for nb in r["scores"]})
+
+    def expected(student: str) -> str:
+        row = Row(student, scores={k: tuple(v) for k, v in table[student]["scores"].items()},
+                  off_track=table[student]["off_track"])
+        return f"{total(row, notebooks)[0]:.2f}".rstrip("0").rstrip(".")
+
+    def accounted(out: str) -> None:
+        tagged = [ln.split()[1].rstrip(":") for ln in out.splitlines()
+                  if ln.split()[:1] and ln.split()[0] in ("IN", "WAITING", "FAILED", "ABSENT",
+                                                          "UNGRADED", "MISSING")]
+        assert sorted(set(tagged)) == MEMBERS, "a student the summary does not name"
+
+    capsys.readouterr()
+    assert harness.main(["export", "--root", str(course), "--lms", "canvas"]) == 0
+    out = capsys.readouterr().out
+    accounted(out)
+    rows = list(csv.reader((course / "handback" / "canvas-import.csv").open()))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert {r[1]: r[5] for r in rows[2:]} == {"4101": expected("uma_canvas_zip")}
+    with zipfile.ZipFile(course / "handback" / "canvas-feedback.zip") as zf:
+        assert zf.namelist() == ["uma_4101_708203_feedback-01-arithmetic-intensity.html"]
+
+    assert harness.main(["export", "--root", str(course), "--lms", "moodle"]) == 0
+    out = capsys.readouterr().out
+    accounted(out)
+    sheet = list(csv.DictReader((course / "handback" / "moodle-worksheet.csv").open()))
+    assert [(r["Identifier"], r["Grade"]) for r in sheet] == [
+        ("Participant 5202", expected("vic_moodle_zip"))]
+    with zipfile.ZipFile(course / "handback" / "moodle-feedback.zip") as zf:
+        assert zf.namelist() == ["Vic Sample_5202_assignsubmission_file_/"
+                                 "01_arithmetic_intensity-feedback.html"]
+
+    fake = FakeCanvas()  # knows Canvas users 4101 (uma) and 4103
+    try:
+        for name, value in (("CANVAS_URL", f"http://127.0.0.1:{fake.port}"),
+                            ("CANVAS_COURSE", COURSE), ("CANVAS_ASSIGNMENT", ASSIGNMENT_ID),
+                            ("CANVAS_TOKEN", TOKEN), ("NO_PROXY", "127.0.0.1")):
+            monkeypatch.setenv(name, value)
+        for name in ("HTTP_PROXY", "http_proxy", "CANVAS_TOKEN_FILE"):
+            monkeypatch.delenv(name, raising=False)
+        assert harness.main(["return", "--root", str(course), "--lms", "canvas"]) == 0
+    finally:
+        fake.close()
+    out = capsys.readouterr().out
+    accounted(out)
+    (put,) = [s for s in fake.seen if s.method == "PUT"]
+    assert put.path == f"{API}4101"
+    assert dict(put.form)["submission[posted_grade]"] == expected("uma_canvas_zip")
+    assert TOKEN not in out

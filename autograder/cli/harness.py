@@ -20,7 +20,9 @@ repository URL (``course/runtime/config.py``) is still the placeholder.
 in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
 (:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
 formgrader since) and prints the table. ``collect --zip download.zip`` (``make collect``) puts an
-LMS's bulk download into ``submitted/`` (:mod:`autograder.handin`); before grading, ``grade`` and
+LMS's bulk download into ``submitted/`` (:mod:`autograder.handin`); ``export`` and ``return``
+(``make export``, ``make return``) hand grades and feedback back to Canvas or Moodle
+(:mod:`autograder.cli.handback`); before grading, ``grade`` and
 ``demo`` add the assignment to a fresh gradebook and give renamed notebooks (``Copy of …``) their
 release names, and print what was collected (``collection.csv``).
 """
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import sample_class as samples
 from autograder import engines
+from autograder.cli import handback
 from autograder.engines import progress
 from autograder.engines.local import workers
 from autograder.engines.slurm import SLURM_DIR
@@ -122,7 +125,7 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
 
 
 def reset_grading_state(root: Path) -> None:
-    for name in ("autograded", "feedback", SLURM_DIR, "downloaded", "set_aside"):
+    for name in ("autograded", "feedback", SLURM_DIR, "downloaded", "set_aside", handback.OUT):
         shutil.rmtree(root / name, ignore_errors=True)
     for name in ("gradebook.db", "grades.csv", ".nbgrader.log", handin_report.CSV_NAME):
         (root / name).unlink(missing_ok=True)
@@ -134,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Also: `python -m autograder translation update|check|release` (the translated "
         "editions' catalogs and folders; see its --help).")
-    parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect"])
+    parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect",
+                                            "export", "return"])
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
@@ -159,9 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true",
                         help="slurm: forget an unfinished run and grade every shard again")
     handin_collect.add_arguments(parser)
+    handback.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.command == "collect":  # before chdir: paths are relative to where it was typed
         return handin_collect.from_arguments(args, nbgrader)
+    if args.command in ("export", "return"):  # the same
+        return handback.from_arguments(args)
     root = args.root.resolve()
     os.chdir(root)
     if args.command in ("release", "demo"):

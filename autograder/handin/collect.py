@@ -122,7 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "canvas, moodle or auto (either)")
     parser.add_argument("--regex", default="", help="collect: another LMS's file names, as "
                         "a regular expression with nbgrader's named groups (docs/grading.md)")
-    parser.add_argument("--mapping", type=Path, help="collect: a CSV of lms_id,student_id")
+    parser.add_argument("--mapping", type=Path, help="collect, export, return: a CSV of "
+                        "lms_id,student_id (the LMS's ids of your students)")
 
 
 def from_arguments(args: argparse.Namespace, run: RunNbgrader) -> int:

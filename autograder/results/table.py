@@ -43,6 +43,8 @@ class Row:
     differs: dict[str, str] = field(default_factory=dict)
     track: str = ""
     off_track: list[str] = field(default_factory=list)
+    #: the language of the student's notebooks (their release's), as the re-check recorded it
+    language: str = ""
 
 
 def choose_track(row: Row, notebooks: list[str]) -> None:
@@ -157,6 +159,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
             for nb in sub.notebooks:
                 score, maximum = 0.0, 0.0
                 summary = _read_summary(root, student, nb.name)
+                row.language = row.language or summary.get("language") or ""
                 _summary_notes(row, nb.name, summary)
                 unmeasured = {g for g, v in summary.get("cells", {}).items()
                               if v["status"] == "not_measured"}
@@ -203,20 +206,32 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
     return notebooks, rows
 
 
+def total(row: Row, notebooks: list[str]) -> tuple[float, float]:
+    """The student's total and its maximum: every notebook of the track they did (the other
+    track's are not counted), not-measured checks left out of the maximum, hand grades in."""
+    score, maximum = 0.0, 0.0
+    for nb in notebooks:
+        if nb in row.off_track:
+            continue
+        s, m = row.scores.get(nb, (0.0, 0.0))
+        score, maximum = score + s, maximum + m
+    return score, maximum
+
+
 def render(notebooks: list[str], rows: list[Row]) -> str:
     """A plain-text table, one row per student."""
     short = [n.split("_", 1)[0] for n in notebooks]
     head = f"{'student':<28}" + "".join(f"{s:>10}" for s in short) + f"{'total':>12}  notes"
     lines = [head, "-" * len(head)]
     for row in rows:
-        cells, tot, mx = [], 0.0, 0.0
+        cells = []
         for nb in notebooks:
             s, m = row.scores.get(nb, (0.0, 0.0))
             if nb in row.off_track:
                 cells.append("·".rjust(10))
                 continue
-            tot, mx = tot + s, mx + m
             cells.append(("—" if nb in row.missing else f"{s:g}/{m:g}").rjust(10))
+        tot, mx = total(row, notebooks)
         notes = [f"track: {row.track}"] if row.track else []
         notes += row.notes
         if row.manual:
