@@ -100,6 +100,41 @@ def gemm_naive_not_implemented(A, B, C):
     raise NotImplementedError()
 
 
+@cuda.jit
+def gemm_naive_prints(A, B, C):
+    """Correct, with a debugging line in every thread (issue 32): device printing makes every
+    launch at the timed size crawl."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        print("row", row, "col", col, "acc", acc)
+        C[row, col] = acc
+
+
+@cuda.jit(device=True)
+def _show(row, col, acc):
+    """A device helper that prints: a kernel calling it prints too."""
+    print("row", row, "col", col, "acc", acc)
+
+
+@cuda.jit
+def gemm_naive_prints_in_a_helper(A, B, C):
+    """Correct; prints in every thread through a device function."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        _show(row, col, acc)
+        C[row, col] = acc
+
+
 @cuda.jit(device=True)
 def gemm_naive_device(A, B, C):
     """Bug: a device function (device=True) where a kernel is expected."""
