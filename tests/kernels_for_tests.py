@@ -187,6 +187,43 @@ def make_gemm_tiled(tile):
     return gemm_tiled
 
 
+def make_gemm_tiled_prints(tile):
+    """Correct, and prints a line from one thread of every block."""
+
+    @cuda.jit
+    def gemm_tiled(A, B, C):
+        As = cuda.shared.array((tile, tile), float32)
+        Bs = cuda.shared.array((tile, tile), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            ka = t * tile + tx
+            if row < M and ka < K:
+                As[ty, tx] = A[row, ka]
+            else:
+                As[ty, tx] = 0.0
+            kb = t * tile + ty
+            if kb < K and col < N:
+                Bs[ty, tx] = B[kb, col]
+            else:
+                Bs[ty, tx] = 0.0
+            cuda.syncthreads()
+            for i in range(tile):
+                acc += As[ty, i] * Bs[i, tx]
+            cuda.syncthreads()
+        if tx == 0 and ty == 0:
+            print("block", cuda.blockIdx.x, cuda.blockIdx.y)
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return gemm_tiled
+
+
 def make_gemm_tiled_multiples_only(tile):
     """Bug: only right when M, N, K are multiples of the tile: K // tile steps and no bounds
     tests on the loads (no zero padding)."""
