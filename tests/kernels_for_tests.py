@@ -517,6 +517,22 @@ def gemm_naive_lazy_at_large_k(A, B, C):
 
 
 @cuda.jit
+def gemm_naive_spins_at_large_k(A, B, C):
+    """Right on every shape the checks use (K < 1000); at the timed size every thread first
+    spins on a value of A that never changes: a naive kernel that never ends."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    while K >= 1000 and A[0, 0] == A[0, 0]:  # an atomic: the compiler keeps the loop
+        cuda.atomic.add(C, (0, 0), float32(0.0))
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+
+
+@cuda.jit
 def gemm_naive_writes_into_a(A, B, C):
     """Right, but nudges A[0, 0] after reading it (a kernel leaving itself a note): too little
     to change C beyond tolerance, so only the check of the inputs sees it."""

@@ -325,3 +325,36 @@ def test_the_note_speaks_the_students_language(gpu_child, reference, capsys, mon
                            "여러분의 naive 커널이(가) device에서 print()을(를) 호출한다")
     assert "시간을 재기 전에 지워라." in note
     assert "직접 작성한 naive 커널은 시간을 재지 않았다" in tick
+
+
+# --------------------------------------------------------------------------- on a real GPU
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_an_untimeable_naive_kernel_leaves_the_reference_to_judge(reference, capsys):
+    """Through the real check processes: a printing naive kernel is not launched at 2048³, and
+    one that never ends there is stopped by the budget, then left out of a second timing."""
+    if backend.detect().kind != "gpu":
+        pytest.skip(f"needs a CUDA GPU ({backend.detect().reason})")
+    started = time.monotonic()
+    report = check_speedup(kft.make_gemm_tiled, kft.gemm_naive_prints)
+    printed = capsys.readouterr().out
+    assert report.vs_own_naive is None and "your naive kernel calls print()" in printed
+    assert time.monotonic() - started < 60
+    report = check_speedup(kft.make_gemm_tiled, kft.gemm_naive_spins_at_large_k)
+    printed = capsys.readouterr().out
+    assert report.vs_own_naive is None
+    assert "Note: your naive kernel was not timed: your naive kernel did not finish" in printed
+    with pytest.raises(SpeedupCheckError):  # and a fake tiled kernel still fails
+        check_speedup(kft.make_gemm_tiled_global_inner, kft.gemm_naive_prints)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu.available(), reason="needs a CUDA GPU and CuPy")
+def test_on_a_gpu_a_printf_in_the_cuda_c_naive_kernel_leaves_the_reference_to_judge(
+        reference, capsys):
+    report = cuda_speedup.check_speedup_cuda(k.TILED, k.NAIVE_PRINTF)
+    assert report.vs_own_naive is None
+    assert "your naive kernel calls printf on the device" in capsys.readouterr().out
+    with pytest.raises(SpeedupCheckError, match="at least"):
+        cuda_speedup.check_speedup_cuda(k.TILED_GLOBAL_INNER_LOOP, k.NAIVE_PRINTF)

@@ -4,7 +4,9 @@ The same design as :mod:`course.checks.speedup`: a fresh process receives only t
 (here plain CUDA C strings), compiles them with CuPy into its own empty kernel cache, checks
 each once with guards, and times the student's tiled kernel (TILE 32), the student's naive
 kernel and, when the grader supplies it, the course's reference naive kernel, interleaved on
-the same inputs. The verdict is a ratio of medians from that one run.
+the same inputs. The verdict is a ratio of medians from that one run; a naive kernel that calls
+``printf`` (seen in the PTX NVRTC compiles it to) or overruns the budget is left out as in the
+Numba track (:mod:`course.checks.speedup_baseline`).
 
 The threshold is the CUDA C track's own. CUDA C kernels are compiled by NVRTC with 32-bit
 index arithmetic and full optimisation, so the naive kernel is already ~4× faster than

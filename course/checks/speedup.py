@@ -5,7 +5,10 @@ The timing happens in a fresh process that receives only the kernels' source (va
 ``course`` can reach it. Inside, the student's tiled kernel, the student's naive kernel and
 (when the grader supplies it) the course's reference naive kernel run interleaved on the
 same fresh inputs, and the verdict is a *ratio* of medians measured in that one run —
-independent of how fast the particular GPU is.
+independent of how fast the particular GPU is. The reference decides wherever it is timed; when
+the student's own naive kernel cannot be timed (it prints, or it overran the time budget), the
+tiled kernel is timed against the reference alone, with a note
+(:mod:`course.checks.speedup_baseline`).
 
 The threshold belongs to the class of GPU the measurement ran on
 (:func:`course.runtime.gpu_classes.for_device`): measured on an H200 (docs/results-gpu.md: a correct
