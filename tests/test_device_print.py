@@ -91,9 +91,19 @@ def test_python_prints_reads_the_code_not_the_text():
             def gemm_tiled(A, B, C):
                 print(tile)
             return gemm_tiled
+
+        def make_quiet_tiled(tile):
+            print("making tile", tile)  # on the host, when the factory is called
+
+            @jit
+            def gemm_tiled(A, B, C):
+                C[0, 0] = A[0, 0]
+            return gemm_tiled
     ''')
     assert not device_print.python_prints(source, "quiet")
     assert device_print.python_prints(source, "aliased")
     assert device_print.python_prints(source, "make_gemm_tiled")
+    assert not device_print.python_prints(source, "make_quiet_tiled")
     assert device_print.python_prints(source, "unrelated")
     assert not device_print.python_prints(source, "missing")
+    assert not device_print.python_prints(source + "\ndef print(*a):\n    pass\n", "aliased")

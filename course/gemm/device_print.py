@@ -34,13 +34,18 @@ def ptx_prints(ptx: str) -> bool:
 
 
 def python_prints(source: str, name: str) -> bool:
-    """Whether the definition of ``name`` in ``source`` (a module's text), or a definition of
-    that module it names, directly or through others, names the builtin ``print``."""
+    """Whether the device code of ``name`` in ``source`` (a module's text) names the builtin
+    ``print``: the kernel's body, or, for a factory such as ``make_gemm_tiled`` (a plain
+    function that defines its kernel inside), the ``jit``-decorated functions it defines — a
+    print in the factory's own body runs on the host — and every definition of the module that
+    device code names, directly or through others (device functions, helpers)."""
     tree = ast.parse(source)
     definitions: dict[str, list[ast.stmt]] = {}
     for node in tree.body:
         for defined in _defined_names(node):
             definitions.setdefault(defined, []).append(node)
+    if "print" in definitions:  # the module's own print, not the builtin
+        return False
     seen: set[str] = set()
     todo = [name]
     while todo:
@@ -49,11 +54,30 @@ def python_prints(source: str, name: str) -> bool:
             continue
         seen.add(current)
         for node in definitions.get(current, []):
-            named = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            if "print" in named and "print" not in definitions:
-                return True
-            todo.extend(named - seen)
+            for part in _device_parts(node) if current == name else [node]:
+                named = {n.id for n in ast.walk(part) if isinstance(n, ast.Name)}
+                if "print" in named:
+                    return True
+                todo.extend(named - seen)
     return False
+
+
+def _jitted(node: ast.AST) -> bool:
+    """A function with a decorator that names ``jit`` (``@cuda.jit``, ``@jit(device=True)``)."""
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(n, ast.Name | ast.Attribute) and (getattr(n, "id", "") == "jit"
+                                                     or getattr(n, "attr", "") == "jit")
+        for d in node.decorator_list for n in ast.walk(d))
+
+
+def _device_parts(node: ast.stmt) -> list[ast.AST]:
+    """What of a named definition runs on the device: all of it, unless it is a plain function
+    that defines kernels inside (a factory), whose kernels only."""
+    if isinstance(node, ast.FunctionDef) and not _jitted(node):
+        inner = [n for n in ast.walk(node) if n is not node and _jitted(n)]
+        if inner:
+            return inner
+    return [node]
 
 
 def _defined_names(node: ast.stmt) -> list[str]:
