@@ -44,9 +44,9 @@ def prints_reason(label: str, call: str, size: int) -> str:
 
 def untimed_note(why: str) -> str:
     """The note a passed or failed speedup shows when the student's naive kernel was left out."""
-    return _("Note: your naive kernel was not timed: {why} Your tiled kernel was timed against "
-             "the course's reference naive kernel instead, which decides the speedup in "
-             "grading in any case.").format(why=why)
+    return _("Note: {why} Your naive kernel was therefore left out of the timing, and your "
+             "tiled kernel was timed against the course's reference naive kernel instead, which "
+             "decides the speedup in grading in any case.").format(why=why)
 
 
 def run_speedup_job(run_job: RunJob, job: dict[str, Any], *, has_reference: bool,
