@@ -15,6 +15,15 @@ extern "C" __global__ void gemm_naive(int M, int N, int K,
 }
 """
 
+#: correct, with a debugging printf in every thread (issue 32): every launch at 2048³ crawls
+NAIVE_PRINTF = NAIVE.replace("C[row * N + col] = acc;",
+                             'printf("row %d col %d acc %f\\n", row, col, acc);\n'
+                             "        C[row * N + col] = acc;")
+#: printf only in a comment and a string: it prints nothing
+NAIVE_PRINTF_IN_COMMENT = NAIVE.replace("C[row * N + col] = acc;",
+                                        '// printf("acc %f", acc);\n'
+                                        '        const char* s = "printf(acc)"; (void)s;\n'
+                                        "        C[row * N + col] = acc;")
 #: no bounds test: threads of the last partial block read and write outside the arrays
 NAIVE_NO_BOUNDS = NAIVE.replace("if (row < M && col < N) {", "{")
 #: stores C[col, row]: the transpose of the product (for square shapes)

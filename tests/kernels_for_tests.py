@@ -100,6 +100,41 @@ def gemm_naive_not_implemented(A, B, C):
     raise NotImplementedError()
 
 
+@cuda.jit
+def gemm_naive_prints(A, B, C):
+    """Correct, with a debugging line in every thread (issue 32): device printing makes every
+    launch at the timed size crawl."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        print("row", row, "col", col, "acc", acc)
+        C[row, col] = acc
+
+
+@cuda.jit(device=True)
+def _show(row, col, acc):
+    """A device helper that prints: a kernel calling it prints too."""
+    print("row", row, "col", col, "acc", acc)
+
+
+@cuda.jit
+def gemm_naive_prints_in_a_helper(A, B, C):
+    """Correct; prints in every thread through a device function."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        _show(row, col, acc)
+        C[row, col] = acc
+
+
 @cuda.jit(device=True)
 def gemm_naive_device(A, B, C):
     """Bug: a device function (device=True) where a kernel is expected."""
@@ -146,6 +181,43 @@ def make_gemm_tiled(tile):
             for i in range(tile):
                 acc += As[ty, i] * Bs[i, tx]
             cuda.syncthreads()
+        if row < M and col < N:
+            C[row, col] = acc
+
+    return gemm_tiled
+
+
+def make_gemm_tiled_prints(tile):
+    """Correct, and prints a line from one thread of every block."""
+
+    @cuda.jit
+    def gemm_tiled(A, B, C):
+        As = cuda.shared.array((tile, tile), float32)
+        Bs = cuda.shared.array((tile, tile), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * tile + ty
+        col = cuda.blockIdx.x * tile + tx
+        M, K = A.shape
+        N = B.shape[1]
+        acc = float32(0.0)
+        for t in range((K + tile - 1) // tile):
+            ka = t * tile + tx
+            if row < M and ka < K:
+                As[ty, tx] = A[row, ka]
+            else:
+                As[ty, tx] = 0.0
+            kb = t * tile + ty
+            if kb < K and col < N:
+                Bs[ty, tx] = B[kb, col]
+            else:
+                Bs[ty, tx] = 0.0
+            cuda.syncthreads()
+            for i in range(tile):
+                acc += As[ty, i] * Bs[i, tx]
+            cuda.syncthreads()
+        if tx == 0 and ty == 0:
+            print("block", cuda.blockIdx.x, cuda.blockIdx.y)
         if row < M and col < N:
             C[row, col] = acc
 
@@ -437,6 +509,22 @@ def gemm_naive_lazy_at_large_k(A, B, C):
     N = B.shape[1]
     if K >= 32:
         return
+    if row < M and col < N:
+        acc = float32(0.0)
+        for k in range(K):
+            acc += A[row, k] * B[k, col]
+        C[row, col] = acc
+
+
+@cuda.jit
+def gemm_naive_spins_at_large_k(A, B, C):
+    """Right on every shape the checks use (K < 1000); at the timed size every thread first
+    spins on a value of A that never changes: a naive kernel that never ends."""
+    col, row = cuda.grid(2)
+    M, K = A.shape
+    N = B.shape[1]
+    while K >= 1000 and A[0, 0] == A[0, 0]:  # an atomic: the compiler keeps the loop
+        cuda.atomic.add(C, (0, 0), float32(0.0))
     if row < M and col < N:
         acc = float32(0.0)
         for k in range(K):

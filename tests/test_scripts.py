@@ -182,3 +182,16 @@ def test_throughput_script_without_a_gpu(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(course_backend, "driver_gpu_count", lambda: (0, "no driver here"))
     assert script.main([]) == 0
     assert "needs a GPU: no driver here" in capsys.readouterr().out
+
+
+def test_device_print_cost_script_without_a_gpu(capsys, monkeypatch):
+    """Issue 32's measure: it refuses without a GPU, and its Numba half times the sample
+    student's kernel, with and without the print, at a size the simulator can run."""
+    script = load_script("device_print_cost")
+    monkeypatch.setattr(sys, "argv", ["device_print_cost.py"])
+    assert script.main() == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+    seconds = script.numba_kernels(4, 2)
+    assert set(seconds) == {"numba naive", "numba naive + print"}
+    assert all(len(t) == 2 and min(t) > 0 for t in seconds.values())
+    assert "row 3 col 3 acc" in capsys.readouterr().out  # the student's line, every thread

@@ -4,7 +4,9 @@ The same design as :mod:`course.checks.speedup`: a fresh process receives only t
 (here plain CUDA C strings), compiles them with CuPy into its own empty kernel cache, checks
 each once with guards, and times the student's tiled kernel (TILE 32), the student's naive
 kernel and, when the grader supplies it, the course's reference naive kernel, interleaved on
-the same inputs. The verdict is a ratio of medians from that one run.
+the same inputs. The verdict is a ratio of medians from that one run; a naive kernel that calls
+``printf`` (seen in the PTX NVRTC compiles it to) or overruns the budget is left out as in the
+Numba track (:mod:`course.checks.speedup_baseline`).
 
 The threshold is the CUDA C track's own. CUDA C kernels are compiled by NVRTC with 32-bit
 index arithmetic and full optimisation, so the naive kernel is already ~4× faster than
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from course.checks import speedup_baseline
 from course.checks.cuda_gemm import watch
 from course.checks.speedup import (
     REFERENCE_ENV,
@@ -32,7 +35,10 @@ from course.checks.speedup import (
     SpeedupCheckError,
     SpeedupReport,
     gpu_timing_budget,
+    judge,
+    report_from,
 )
+from course.gemm import device_print
 from course.gemm.cudac import gpu
 from course.gemm.cudac.launch import CudaGemm
 from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
@@ -55,11 +61,15 @@ REFERENCE_KEY = "GEMM_NAIVE_CUDA"
 
 def speedup_cuda_task(*, tiled_source: str, naive_source: str,
                        reference_source: str | None = None, size: int, tile: int,
-                       repeats: int, seed: int) -> dict[str, Any]:
-    """Child-process side: compile with CuPy, check each kernel once, time them."""
+                       repeats: int, seed: int, time_own_naive: bool = True) -> dict[str, Any]:
+    """Child-process side: compile with CuPy, check each kernel once, time them
+    (``time_own_naive=False``: the student's naive kernel is checked, not timed; see
+    :mod:`course.checks.speedup_baseline`)."""
 
     if not isinstance(tiled_source, str) or not isinstance(naive_source, str):
         return {"error": "the kernels must be CUDA C strings"}
+    if not time_own_naive and not isinstance(reference_source, str):
+        raise ValueError("without the reference naive kernel the student's own must be timed")
     gemms = {"tiled": CudaGemm(TILED, tiled_source, tile),
              "own naive": CudaGemm(NAIVE, naive_source)}
     if isinstance(reference_source, str):
@@ -88,10 +98,12 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
     with gpulock.shared_launch():
         dA, dB = cp.asarray(A), cp.asarray(B)
         ref, tol = cupy_reference(cp, dA, dB)
-        outputs = {name: cp.empty((size, size), cp.float32) for name in gemms}
+        outputs = {name: cp.empty((size, size), cp.float32) for name in gemms
+                   if time_own_naive or name != "own naive"}
         cp.cuda.Device().synchronize()
     n = np.int32(size)
-    for name, gk in gemms.items():
+    timed = {name: gk for name, gk in gemms.items() if time_own_naive or name != "own naive"}
+    for name, gk in timed.items():
         cfg = gk.launch_for(size, size)
         dC = outputs[name]  # each kernel its own output, verified
 
@@ -106,7 +118,7 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
                                     clock=gpu.CupyEventClock(),
                                     budget=gpu_timing_budget(list(launches), size))
     except TimingBudgetExceeded as exc:
-        return {"error": str(exc)}
+        return {"error": str(exc), "overran": exc.kernel}
     except UnverifiedTimingError as exc:
         return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
                            "only counts for launches that computed C = A·B at the timed size, "
@@ -171,7 +183,7 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
         raise NotMeasuredError(_(
             "speedup not measured: this machine has no GPU with CuPy. It is measured when the "
             "notebook runs on a GPU; it is never counted as passed without one."))
-    compile_kernel(naive_source, NAIVE)
+    naive_prints = device_print.ptx_prints(compile_kernel(naive_source, NAIVE).result.ptx)
     # A deterministic look on the CPU runner first: a kernel with a barrier race can pass or
     # fail a GPU run by luck, and the same submission must always get the same verdict.
     seen = watch(tiled_source, 8, (11, 9, 19), fresh_seed())
@@ -181,29 +193,21 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
         raise SpeedupCheckError(_("no speedup points yet: gemm_tiled (TILE=8) is not correct "
                                   "({problem}); fix the correctness tests first").format(
                                       problem=problem))
-    compile_kernel(tiled_source, TILED, tile)
+    tiled_prints = device_print.ptx_prints(compile_kernel(tiled_source, TILED, tile).result.ptx)
+    reference = _reference_source()
     job = {"task": "speedup_cuda", "bundles": {},
            "tiled_source": tiled_source, "naive_source": naive_source,
-           "reference_source": _reference_source(), "size": size, "tile": tile,
+           "reference_source": reference, "size": size, "tile": tile,
            "repeats": repeats, "seed": fresh_seed()}
-    out = runner.run_job(job, simulator=False)
+    out, untimed = speedup_baseline.run_speedup_job(
+        lambda j: runner.run_job(j, simulator=False), job, has_reference=reference is not None,
+        naive_prints=naive_prints, tiled_prints=tiled_prints, call="printf", size=size)
     if out.get("error"):
         raise SpeedupCheckError(_("no speedup points: {why}").format(why=out["error"]))
-    ms = out["ms"]
-    vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
-    return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
-                         SPEEDUP_THRESHOLD_CUDA)
+    return report_from(out, size, tile, SPEEDUP_THRESHOLD_CUDA, untimed=untimed,
+                       tiled_hint=speedup_baseline.slow_tiled_hint(tiled_prints, "printf", size))
 
 
 def check_speedup_cuda(tiled_source: Any, naive_source: Any, **kwargs: Any) -> SpeedupReport:
     """Pass if the TILE-32 kernel beats the naive one by the CUDA C threshold."""
-    report = measure_speedup_cuda(tiled_source, naive_source, **kwargs)
-    decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
-    if decisive < report.threshold:
-        raise SpeedupCheckError(_(
-            "your tiled kernel runs at {ratio}× the speed of the naive kernel; at least "
-            "{threshold}× is expected. {report}. Is the multiply loop reading shared memory "
-            "only? Does each block load each tile exactly once?").format(
-                ratio=f"{decisive:.2f}", threshold=report.threshold, report=report))
-    print(f"✓ {report}")
-    return report
+    return judge(measure_speedup_cuda(tiled_source, naive_source, **kwargs))

@@ -5,7 +5,10 @@ The timing happens in a fresh process that receives only the kernels' source (va
 ``course`` can reach it. Inside, the student's tiled kernel, the student's naive kernel and
 (when the grader supplies it) the course's reference naive kernel run interleaved on the
 same fresh inputs, and the verdict is a *ratio* of medians measured in that one run —
-independent of how fast the particular GPU is.
+independent of how fast the particular GPU is. The reference decides wherever it is timed; when
+the student's own naive kernel cannot be timed (it prints, or it overran the time budget), the
+tiled kernel is timed against the reference alone, with a note
+(:mod:`course.checks.speedup_baseline`).
 
 The threshold belongs to the class of GPU the measurement ran on
 (:func:`course.runtime.gpu_classes.for_device`): measured on an H200 (docs/results-gpu.md: a correct
@@ -22,7 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from course.gemm import inspection
+from course.checks import speedup_baseline
+from course.checks.speedup_baseline import untimed_note
+from course.gemm import device_print, inspection
 from course.gemm.launch import naive, tiled
 from course.gemm.operands import diagnose, random_operands, run_guarded
 from course.perf.budget import LaunchBudget, TimingBudgetExceeded
@@ -58,20 +63,66 @@ class SpeedupReport:
     tile: int
     ms: dict[str, float]
     vs_reference: float | None
-    vs_own_naive: float
+    vs_own_naive: float | None  # None: the student's naive kernel was not timed (untimed)
     threshold: float
     gpu_class: str = ""  # course.runtime.gpu_classes.GpuClass.describe() of the GPU it ran on
+    #: why the student's naive kernel was not timed (course.checks.speedup_baseline); "" if it was
+    untimed: str = ""
+    #: what a failure adds about the tiled kernel's source (it prints); "" if nothing
+    tiled_hint: str = ""
+
+    @property
+    def decisive(self) -> float:
+        """The ratio the verdict uses: against the course's naive kernel where it was timed."""
+        ratio = self.vs_reference if self.vs_reference is not None else self.vs_own_naive
+        if ratio is None:
+            raise ValueError("a speedup needs a naive kernel the tiled one was timed against")
+        return ratio
 
     def __str__(self) -> str:
-        ref = (_("{ratio}× the speed of the course's naive kernel, ").format(
-            ratio=f"{self.vs_reference:.2f}") if self.vs_reference is not None else "")
         times = ", ".join(f"{_(k)} {v:.3f} ms" for k, v in self.ms.items())
         where = (_("; threshold for {gpu}").format(gpu=self.gpu_class) if self.gpu_class
                  else "")
+        if self.vs_own_naive is None:
+            return _("tile {tile} at {size}³: {ratio}× the speed of the course's naive kernel "
+                     "(threshold {threshold}×{where}; your naive kernel was not timed). "
+                     "Medians: {times}").format(
+                tile=self.tile, size=self.size, ratio=f"{self.decisive:.2f}",
+                threshold=self.threshold, where=where, times=times)
+        ref = (_("{ratio}× the speed of the course's naive kernel, ").format(
+            ratio=f"{self.vs_reference:.2f}") if self.vs_reference is not None else "")
         return _("tile {tile} at {size}³: {ref}{ratio}× the speed of your naive kernel "
                  "(threshold {threshold}×{where}). Medians: {times}").format(
             tile=self.tile, size=self.size, ref=ref, ratio=f"{self.vs_own_naive:.2f}",
             threshold=self.threshold, where=where, times=times)
+
+
+def report_from(out: dict[str, Any], size: int, tile: int, threshold: float, gpu_class: str = "",
+                untimed: str = "", tiled_hint: str = "") -> SpeedupReport:
+    """The report of a speedup job's medians (``out["ms"]``), with the student's naive kernel
+    left out where it was not timed."""
+    ms = out["ms"]
+    vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
+    vs_own = ms["own naive"] / ms["tiled"] if "own naive" in ms else None
+    return SpeedupReport(size, tile, ms, vs_ref, vs_own, threshold, gpu_class, untimed,
+                         tiled_hint)
+
+
+def judge(report: SpeedupReport) -> SpeedupReport:
+    """Pass (print the note, if any, and the ✓ line) if the decisive ratio reaches the
+    threshold; else raise :class:`SpeedupCheckError` saying what to look at."""
+    note = untimed_note(report.untimed) if report.untimed else ""
+    if report.decisive < report.threshold:
+        raise SpeedupCheckError(_(
+            "your tiled kernel runs at {ratio}× the speed of the naive kernel; at least "
+            "{threshold}× is expected. {report}. Is the multiply loop reading shared memory "
+            "only? Does each block load each tile exactly once?").format(
+                ratio=f"{report.decisive:.2f}", threshold=report.threshold, report=report)
+            + report.tiled_hint + (f"\n{note}" if note else ""))
+    if note:
+        print(note)
+    print(f"✓ {report}")
+    return report
 
 
 #: what each timed kernel is, in the reason a timing that overran its budget gives.
@@ -100,11 +151,17 @@ CHECK_SHAPE = (97, 61, 75)
 
 def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *,
                   size: int, tile: int, repeats: int, seed: int,
-                  check_shape: tuple[int, int, int] = CHECK_SHAPE) -> dict[str, Any]:
+                  check_shape: tuple[int, int, int] = CHECK_SHAPE,
+                  time_own_naive: bool = True) -> dict[str, Any]:
     """Child-process side: rebuild kernels from source, check them once, then time them,
-    verifying every timed launch (:class:`course.perf.timing.GemmTiming`)."""
+    verifying every timed launch (:class:`course.perf.timing.GemmTiming`).
+
+    ``time_own_naive=False``: the student's naive kernel is checked but not timed, and the
+    tiled kernel is timed against the reference only (:mod:`course.checks.speedup_baseline`)."""
     import numpy as np
 
+    if not time_own_naive and reference is None:
+        raise ValueError("without the reference naive kernel the student's own must be timed")
     ns = student.load()
     gemms = {"tiled": tiled(ns["make_gemm_tiled"], tile), "own naive": naive(ns["gemm_naive"])}
     if reference is not None:
@@ -117,15 +174,17 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
         if problem:
             return {"error": _("{name} kernel is not correct: {problem}").format(
                 name=_(name), problem=problem)}
-    renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()]
+    renamed = [type(gk)(name, gk.kernel, gk.launch_for, gk.tile) for name, gk in gemms.items()
+               if time_own_naive or name != "own naive"]
     # Compiles, the reference product and the rest of the set-up first, sharing the GPU; then
     # the GPU alone for the timed launches only: other graders wait for those, not for this.
     timing = GemmTiming(renamed, size, size, size, seed=seed)
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU while timing
-            timings = timing.run(repeats=repeats, budget=gpu_timing_budget(list(gemms), size))
+            timings = timing.run(repeats=repeats, budget=gpu_timing_budget(
+                [gk.name for gk in renamed], size))
     except TimingBudgetExceeded as exc:
-        return {"error": str(exc)}
+        return {"error": str(exc), "overran": exc.kernel}
     except UnverifiedTimingError as exc:
         return {"error": _("the {problem} The correctness tests use small shapes; a speedup "
                            "only counts for launches that computed C = A·B at the timed size, "
@@ -175,29 +234,22 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
         bundles["reference"] = reference.to_json()
     job = {"task": "speedup", "bundles": bundles, "size": size, "tile": tile,
            "repeats": repeats, "seed": fresh_seed()}
-    out = runner.run_job(job, simulator=False)
+    tiled_prints = device_print.python_prints(student.source, "make_gemm_tiled")
+    out, untimed = speedup_baseline.run_speedup_job(
+        lambda j: runner.run_job(j, simulator=False), job, has_reference=reference is not None,
+        naive_prints=device_print.python_prints(student.source, "gemm_naive"),
+        tiled_prints=tiled_prints, call="print()", size=size)
     if out.get("not_measured"):
         raise NotMeasuredError(_("speedup not measured: {why}").format(why=out["not_measured"]))
     if out.get("error"):
         raise SpeedupCheckError(_("no speedup points: {why}").format(why=out["error"]))
-    ms = out["ms"]
-    vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
     cc = out.get("compute_capability")
     gpu_class = gpu_classes.for_device(out.get("device"), tuple(cc) if cc else None)
-    return SpeedupReport(size, tile, ms, vs_ref, ms["own naive"] / ms["tiled"],
-                         gpu_class.speedup_threshold, gpu_class.describe())
+    return report_from(out, size, tile, gpu_class.speedup_threshold, gpu_class.describe(),
+                       untimed, speedup_baseline.slow_tiled_hint(tiled_prints, "print()", size))
 
 
 def check_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, **kwargs: Any
                   ) -> SpeedupReport:
     """Pass if the tiled kernel beats the naive one by the threshold (ratio of medians)."""
-    report = measure_speedup(make_gemm_tiled, gemm_naive, **kwargs)
-    decisive = report.vs_reference if report.vs_reference is not None else report.vs_own_naive
-    if decisive < report.threshold:
-        raise SpeedupCheckError(_(
-            "your tiled kernel runs at {ratio}× the speed of the naive kernel; at least "
-            "{threshold}× is expected. {report}. Is the multiply loop reading shared memory "
-            "only? Does each block load each tile exactly once?").format(
-                ratio=f"{decisive:.2f}", threshold=report.threshold, report=report))
-    print(f"✓ {report}")
-    return report
+    return judge(measure_speedup(make_gemm_tiled, gemm_naive, **kwargs))

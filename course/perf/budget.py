@@ -17,7 +17,10 @@ kernel takes 0.30 s for as many"). In the fresh check process (:mod:`course._iso
 handler writes that reason as the check's result and ends the process at once
 (:func:`exit_on_overrun`): the GPU and its lock are free for the next student. Elsewhere (no
 handler set) the timing raises :class:`TimingBudgetExceeded` after the launch in progress
-returns.
+returns. Either way the reason is an :class:`OverrunReason`, which also names the launch that
+was running (``"own naive"``): the speedup check times the tiled kernel again without the
+student's own naive kernel when that is the one that could not be timed
+(:mod:`course.checks.speedup_baseline`).
 """
 
 from __future__ import annotations
@@ -38,17 +41,39 @@ FLOOR_S = 10.0
 #: how many times the reference's cost the launches may take.
 MULTIPLE = 10.0
 
+class OverrunReason(str):
+    """Why a timing was stopped, in the student's language (it is that text), and ``kernel``:
+    the name of the launch that was running when its deadline passed."""
+
+    kernel: str
+
+    def __new__(cls, text: str, kernel: str) -> OverrunReason:
+        reason = super().__new__(cls, text)
+        reason.kernel = kernel
+        return reason
+
+
 class TimingBudgetExceeded(RuntimeError):
     """The timed launches took longer than their budget (see the module docstring)."""
+
+    @property
+    def kernel(self) -> str:
+        """The launch that was running when the deadline passed ("" if unknown)."""
+        reason = self.args[0] if self.args else ""
+        return reason.kernel if isinstance(reason, OverrunReason) else ""
 
 
 def exit_on_overrun(result_path: str | Path) -> None:
     """In a check process: on overrun, write ``{"error": reason}`` to ``result_path`` and end
-    the process at once (its CUDA context, the hung kernel and the GPU lock go with it). A
-    launch that outlives :data:`course.runtime.gpulock.LAUNCH_LIMIT_S` ends it the same way."""
+    the process at once (its CUDA context, the hung kernel and the GPU lock go with it), with
+    ``"overran"``: the launch it stopped, where a budget stopped it. A launch that outlives
+    :data:`course.runtime.gpulock.LAUNCH_LIMIT_S` ends it the same way."""
 
     def give_up(reason: str) -> None:
-        runner.write_result(result_path, {"error": reason})
+        result = {"error": str(reason)}
+        if isinstance(reason, OverrunReason):  # a budget's: which launch it stopped
+            result["overran"] = reason.kernel
+        runner.write_result(result_path, result)
         os._exit(0)
 
     gpulock.on_hung_launch(give_up)
@@ -70,7 +95,7 @@ class LaunchBudget:
     now: Callable[[], float] = time.monotonic
     poll_s: float = 0.05
     #: the reason, once the deadline passed; the budget in seconds (set by start, calibrate)
-    expired: str | None = field(default=None, init=False)
+    expired: OverrunReason | None = field(default=None, init=False)
     seconds: float = field(default=0.0, init=False)
     _launches: int = field(default=0, init=False)
     _per_kernel: int = field(default=0, init=False)
@@ -97,6 +122,11 @@ class LaunchBudget:
     def running(self, name: str) -> None:
         """The launches of ``name`` are the ones in progress (for the reason)."""
         self._current = name
+
+    @property
+    def current(self) -> str:
+        """The name of the launches in progress (set by :meth:`running`)."""
+        return self._current
 
     def stop(self) -> None:
         self._stop.set()
@@ -128,7 +158,7 @@ class LaunchBudget:
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_s):
             if self.now() - self._started > self.seconds:
-                self.expired = self.reason()
+                self.expired = OverrunReason(self.reason(), self._current)
                 handler = self.on_overrun or gpulock.hung_launch_handler()
                 if handler is not None:
                     handler(self.expired)

@@ -13,6 +13,13 @@
 #                                       # checked shape (yul), graded beside 7 correct full
 #                                       # submissions: every speedup check's seconds, GPU queue
 #                                       # included (course/perf/budget.py, gpulock's launch limit)
+#   bash scripts/gpu/session.sh printing  # issue 32: what a print in every thread of the naive
+#                                       # kernel costs at 2048³ (both tracks), then rin and sol
+#                                       # (printing naive kernels) graded beside ada, bea and the
+#                                       # lazy, hanging and fake-kernel students: scores, and each
+#                                       # speedup cell's verdict and note (~6 min)
+#   bash scripts/gpu/session.sh printing-tests  # issue 32's GPU tests: a printing and a spinning
+#                                       # naive kernel through the real check processes (~3 min)
 #   bash scripts/gpu/session.sh profile  # CPU seconds of one full submission by notebook and
 #                                       # process kind (scripts/gpu/profile_grading.py)
 #   bash scripts/gpu/session.sh t4model   # the T4 estimate's claims, checked on this GPU
@@ -39,7 +46,7 @@ set -uo pipefail
 PART=${1:-bench}
 case "$PART" in  # an unknown part must not fall through to one that grades the whole class
   probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|hang|profile|\
-  t4model|class|setup) ;;
+  t4model|class|printing|printing-tests|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
 esac
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
@@ -176,6 +183,43 @@ elif [ "$PART" = hang ]; then
     --skip-serial --full-parallel 7 \
     --checks yan_spins_at_large_k,yul_spins_at_one_shape,zoe_lazy_at_large_k \
     --workers 10 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
+elif [ "$PART" = printing ]; then
+  echo "== a print in every thread of the naive kernel at 2048³: seconds per launch, both tracks"
+  timeout 150 python3 scripts/gpu/device_print_cost.py --json "$OUT/device-print-cost.json" \
+    2>&1 | tee "$OUT/device-print-cost.txt"
+  who=rin_prints_in_naive,sol_cuda_printf_in_naive,ada_correct,bea_cuda_correct
+  who=$who,zoe_lazy_at_large_k,yan_spins_at_large_k,yul_spins_at_one_shape,kim_fake_kernel
+  who=$who,ivy_global_inner_loop,gwen_cuda_global_inner_loop,hana_cuda_compile_and_types
+  echo "== graded through real nbgrader autograde: ${who//,/ }"
+  timeout 400 python3 -m autograder demo --json "$OUT/printing.json" --class full \
+    --students "$who" > "$OUT/printing.txt" 2>&1
+  grep -E "^[a-z]+_[a-z_]+ +[0-9]+ notebook" "$OUT/printing.txt" | cut -c1-100
+  python3 scripts/gpu/compare_scores.py "$OUT/printing.json" --gpu --only-present \
+    | tee "$OUT/printing-compare.txt"
+  python3 - "$OUT" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1]); rows = {}
+for nb, cell in (("03_tiled_gemm", "tiled_gemm_speedup"),
+                 ("03c_tiled_gemm_cuda", "tiled_gemm_cuda_speedup")):
+    for p in sorted(pathlib.Path("autograded").glob(f"*/week4/{nb}.trusted.json")):
+        c = json.loads(p.read_text())["cells"].get(cell, {})
+        graded = json.loads(p.with_name(f"{nb}.ipynb").read_text())  # the cell's outputs
+        text = "".join("".join(o.get("text", "")) for g in graded["cells"]
+                       if g.get("metadata", {}).get("nbgrader", {}).get("grade_id") == cell
+                       for o in g.get("outputs", []) if o.get("output_type") == "stream")
+        c["stdout"] = text
+        rows[f"{p.parts[1]} {nb[:3]}"] = c
+        shown = [l for l in text.splitlines() if l.startswith(("Note:", "✓"))]
+        print(f"{p.parts[1]:28} {nb[:3]} {c.get('status')}: "
+              + " | ".join(shown + [(c.get("evalue") or "")[:300]]).strip(" |"))
+(out / "printing-speedup-cells.json").write_text(json.dumps(rows, indent=1))
+PY
+  tar czf "$OUT/printing-feedback.tgz" feedback 2>/dev/null
+elif [ "$PART" = printing-tests ]; then
+  echo "== issue 32's GPU tests, and the budget's and the speedups' own"
+  timeout 400 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/test_speedup_baseline.py \
+    tests/test_timing_budget.py tests/test_cudac_speedup.py 2>&1 \
+    | tee "$OUT/pytest-gpu-printing.log" | tail -12
 elif [ "$PART" = profile ]; then
   echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
   python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
