@@ -6,7 +6,8 @@
 # `nbgrader autograde` and the notebook runner import beyond it. A call may carry 64 MiB with
 # the repository, so the wheels come in three folders, carried as a call needs them:
 #   .whl/          always: numpy, Jupyter, nbgrader (about 43 MiB)
-#   .whl-grading/  grading calls (class, throughput, hang): Babel, for the Korean release
+#   .whl-grading/  grading calls (class, throughput, hang): Babel, for the Korean release, and
+#                  nh3, which cleans every autograded notebook (autograder/viewing/)
 #   .whl-fonts/    notebook runs: koreanize-matplotlib's NanumGothic, for Korean figures
 # (IPython's optional jedi and ipykernel's optional debugpy are left out: 10 MiB.)
 set -euo pipefail
@@ -37,7 +38,7 @@ download() {  # folder, packages…
     -c constraints.txt -d "$folder" "$@"
 }
 download .whl "${PACKAGES[@]}"
-download .whl-grading babel
+download .whl-grading babel nh3
 download .whl-fonts koreanize-matplotlib
 mkdir -p .debs && (cd .debs && apt-get download bubblewrap)
 for folder in /.whl/ /.whl-grading/ /.whl-fonts/ /.debs/; do
