@@ -117,26 +117,33 @@ def _served_root(tmp: Path) -> Path:
     return root
 
 
-def _start_lab(tmp: Path, root: Path, port: int, log) -> subprocess.Popen:
+def _start_lab(tmp: Path, root: Path, port: int, log, token: str | None = None
+               ) -> subprocess.Popen:
+    """JupyterLab over ``root``: with no token and no XSRF checks (a test's own server), or,
+    given ``token``, as an instructor starts it — that token, XSRF checks on."""
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "jupyter_config"),
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
                IPYTHONDIR=str(tmp / "ipython"), MPLCONFIGDIR=str(tmp / "mpl"),
                MPLBACKEND="module://matplotlib_inline.backend_inline")
     env.pop("NBGRADER_EXECUTION", None)
     env.pop("COURSE_LANG", None)  # each notebook's metadata chooses its language
+    access = ([f"--IdentityProvider.token={token}"] if token else
+              ["--ServerApp.token=", "--ServerApp.password=",
+               "--ServerApp.disable_check_xsrf=True"])
     cmd = [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
-           "--ip=127.0.0.1", f"--port={port}", "--port-retries=0", "--ServerApp.token=",
-           "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+           "--ip=127.0.0.1", f"--port={port}", "--port-retries=0", *access,
            "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={root}",
            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
            f"--LabApp.user_settings_dir={tmp / 'settings'}"]
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    headers = {"Authorization": f"token {token}"} if token else {}
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"jupyter lab exited with {proc.returncode}")
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=2)
+            urllib.request.urlopen(urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/status", headers=headers), timeout=2)
             return proc
         except OSError:
             time.sleep(0.5)
@@ -292,6 +299,13 @@ def _graded_course(tmp: Path) -> Path:
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert f"to grade by hand: 06_tile_sweep:{HAND_GRADED}" in out.stdout, out.stdout[-2000:]
 
+    instructor_settings(tmp)
+    return root
+
+
+def instructor_settings(tmp: Path) -> None:
+    """Clean Jupyter settings dirs under ``tmp``, and a user-level nbgrader config that only
+    names a writable exchange (what an instructor's own machine has)."""
     settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
@@ -302,7 +316,6 @@ def _graded_course(tmp: Path) -> Path:
     exchange.mkdir(mode=0o777)
     (tmp / "jupyter_config" / "nbgrader_config.py").write_text(
         f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n")
-    return root
 
 
 def test_hand_grading_in_the_formgrader(tmp_path: Path) -> None:

@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import http.server
-import json
 import os
 import secrets
 import shutil
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -96,43 +93,8 @@ def _graded_course(tmp: Path) -> Path:
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "removed from view" in out.stdout, out.stdout[-3000:]
-    for name in ("workspaces", "jupyter_config", "ipython", "mpl"):
-        (tmp / name).mkdir()
-    settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    exchange = tmp / "exchange"
-    exchange.mkdir(mode=0o777)
-    (tmp / "jupyter_config" / "nbgrader_config.py").write_text(
-        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n")
+    lab.instructor_settings(tmp)
     return root
-
-
-def _start_lab_with_token(tmp: Path, root: Path, port: int, token: str, log) -> subprocess.Popen:
-    """JupyterLab as an instructor starts it: a token, XSRF checks on (Jupyter's defaults)."""
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "jupyter_config"),
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
-               IPYTHONDIR=str(tmp / "ipython"), MPLCONFIGDIR=str(tmp / "mpl"))
-    env.pop("NBGRADER_EXECUTION", None)
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
-           "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
-           f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-           f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-           f"--LabApp.user_settings_dir={tmp / 'settings'}"]
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {proc.returncode}")
-        try:
-            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/status",
-                                             headers={"Authorization": f"token {token}"})
-            urllib.request.urlopen(request, timeout=2)
-            return proc
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError("jupyter lab did not answer within 60 s")
 
 
 def _control_page(root: Path, tmp: Path) -> Path:
@@ -201,7 +163,7 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
     headers: dict[str, str] = {}
     before = _snapshot(root)
     with open(tmp_path / "lab.log", "w") as log:
-        server = _start_lab_with_token(tmp_path, root, port, token, log)
+        server = lab._start_lab(tmp_path, root, port, log, token=token)
         try:
             with sync_api.sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(lab.CHROMIUM), args=lab.ARGS)
