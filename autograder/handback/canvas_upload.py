@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.handback.roster import READY, Student, comment, number
+from autograder.handback.roster import Student, canvas_ready, comment, number
 
 
 @dataclass
@@ -75,17 +75,8 @@ def plan(students: list[Student], out_of: float | None, points: float
          ) -> tuple[list[tuple[Student, str, str]], list[str]]:
     """(student, their Canvas user id, their comment) for each student to send, and a line for
     each ready student who cannot be sent."""
-    todo, left_out = [], []
-    for who in students:
-        if who.state != READY:
-            continue
-        user = who.lms_id("canvas")
-        if not user.isdigit():
-            left_out.append(f"{who.label()}: no Canvas user id (collect from a Canvas zip, or "
-                            "give MAPPING=)")
-            continue
-        todo.append((who, user, comment(who, points, out_of)))
-    return todo, left_out
+    ready, left_out = canvas_ready(students)
+    return [(who, user, comment(who, points, out_of)) for who, user in ready], left_out
 
 
 def send(target: Target, token: str, todo: list[tuple[Student, str, str]],

@@ -23,7 +23,7 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from autograder.handback.roster import READY, Student
+from autograder.handback.roster import Student, canvas_ready
 
 #: the zip's time stamp: the zip's bytes depend on the feedback alone
 _STAMP = (2026, 1, 1, 0, 0, 0)
@@ -71,15 +71,9 @@ def canvas_name(who: Student) -> str:
 
 def canvas_members(students: list[Student]) -> tuple[list[tuple[str, Path]], list[str]]:
     """The Canvas feedback zip's members, and a line for each ready student left out."""
-    members, left_out = [], []
-    for who in students:
-        if who.state != READY:
-            continue
-        user = who.lms_id("canvas")
-        if not user.isdigit():
-            left_out.append(f"{who.label()}: no Canvas user id (collect from a Canvas zip, or "
-                            "give MAPPING=)")
-            continue
+    members: list[tuple[str, Path]] = []
+    ready, left_out = canvas_ready(students)
+    for who, user in ready:
         if not who.feedback:
             left_out.append(f"{who.label()}: no feedback file in feedback/")
             continue

@@ -91,6 +91,22 @@ def comment(who: Student, points: float, out_of: float | None) -> str:
     return text.format(score=number(who.scaled(out_of)), maximum=number(points))
 
 
+def canvas_ready(students: list[Student]) -> tuple[list[tuple[Student, str]], list[str]]:
+    """(student, their Canvas user id) for each ready student who has one, and a line for each
+    ready student who has none (the Canvas zip and the upload both need it)."""
+    ready, left_out = [], []
+    for who in students:
+        if who.state != READY:
+            continue
+        user = who.lms_id("canvas")
+        if user.isdigit():
+            ready.append((who, user))
+        else:
+            left_out.append(f"{who.label()}: no Canvas user id (collect from a Canvas zip, or "
+                            "give MAPPING=)")
+    return ready, left_out
+
+
 def _from_collection(root: Path) -> dict[str, Student]:
     found: dict[str, Student] = {}
     for entry in handin_report.read(root):
