@@ -1,6 +1,6 @@
 """The whole instructor pipeline on the sample class: release, autograde, feedback, table.
 
-Runs `python -m autograder demo` on a copy of the course directory, with the
+Runs `python -m sample_class` on a copy of the course directory, with the
 repository itself hidden from student code too, and checks every sample student's score,
 the feedback and the table's notes.
 
@@ -99,7 +99,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
                COURSE_AFTER_TIMEOUT=os.environ.get("COURSE_AFTER_TIMEOUT", "20"))
     table = course / "table.json"
     try:
-        proc = subprocess.run([sys.executable, "-m", "autograder", "demo", "--root",
+        proc = subprocess.run([sys.executable, "-m", "sample_class", "--root",
                                str(course), "--json", str(table), "--class", CLASS], env=env,
                               capture_output=True, text=True, timeout=1800)
     finally:
