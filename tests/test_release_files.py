@@ -231,7 +231,7 @@ def test_readme_links_every_korean_release_notebook_on_colab_in_its_korean_secti
     assert [p.name for p in ko] == [p.name for p in RELEASE]
     for path in ko:
         url = config.colab_url(path.name, folder="release-ko/week4")
-        assert f"({url})" in section and "/blob/main/release-ko/week4/" in url
+        assert f"({url})" in section and f"/blob/{config.COURSE_REF}/release-ko/week4/" in url
     assert "release/week4/" not in section
 
 
