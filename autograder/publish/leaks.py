@@ -40,8 +40,10 @@ from autograder.answers.table import HIDDEN_BLOCK
 #: ``return out`` or ``else:`` never does, short enough that ``flops = 2 * M * N * K`` does.
 MIN_CHARS = 12
 #: nbgrader's markers and the stubs it puts in place of a solution (in every release).
-MARKERS = re.compile(r"^(#+ (BEGIN|END) (SOLUTION|HIDDEN TESTS)|# YOUR CODE HERE|"
+MARKERS = re.compile(r"^((BEGIN|END) (SOLUTION|HIDDEN TESTS)|YOUR CODE HERE|"
                      r"raise NotImplementedError\(\)|YOUR ANSWER HERE)")
+#: what may stand around a pasted line: comment and quote marks, list bullets, a trailing comma.
+_WRAPPING = "#/>*-`'\" ,;"
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: nbgrader export's header (grades.csv) holds both.
 EXPORT_COLUMNS = ("student_id", "max_score")
@@ -64,7 +66,9 @@ def shared_lines() -> dict[str, str]:
 
 
 def normalise(line: str) -> str:
-    return " ".join(line.split())
+    """A line as it is compared: whitespace collapsed, and unwrapped of what pasting it as a
+    comment, a string or a list item puts around it (``# …``, ``"…",``, ``- …``)."""
+    return " ".join(line.split()).strip(_WRAPPING)
 
 
 def meaningful(line: str) -> str | None:
