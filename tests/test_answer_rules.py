@@ -314,3 +314,46 @@ def test_visible_checks_refuse_a_call_the_release_does_not_make():
     ia.check_ai_vector_add(ai_vector_add, [(7, 2)])
     with pytest.raises(ValueError, match="notebook's own test calls only"):
         visible_ra.check_bound(bound, [(13.9, 66900.0, 4800.0)])
+
+
+def test_the_messages_are_the_ones_students_got_before_the_rules_moved(tmp_path, monkeypatch):
+    """Every named-mistake message, visible and hidden calls, English and Korean, is exactly
+    what the checks said when their rules lived in course (the last commit before the move)."""
+    import importlib
+    import subprocess
+    import sys
+
+    for name in ("intensity_answers", "roofline_answers"):
+        source = subprocess.run(["git", "-C", str(SOURCE.parents[1]), "show",
+                                 f"bd2e33f:course/checks/{name}.py"],
+                                capture_output=True, text=True, check=True).stdout
+        source = source.replace("from course.checks.intensity_answers import",
+                                "from old_intensity_answers import")
+        (tmp_path / f"old_{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    old_ia = importlib.import_module("old_intensity_answers")
+    old_ra = importlib.import_module("old_roofline_answers")
+    pairs = [(old_ia.check_ai_vector_add, ia.check_ai_vector_add, ai_vector_add,
+              VECTOR_ADD_WRONG, VECTOR_ADD_CASES),
+             (old_ia.check_ai_matmul, ia.check_ai_matmul, ai_matmul, MATMUL_WRONG, MATMUL_CASES),
+             (old_ia.check_ai_gemm_naive, ia.check_ai_gemm_naive, ai_gemm_naive, NAIVE_WRONG,
+              NAIVE_CASES),
+             (old_ia.check_ai_gemm_tiled, ia.check_ai_gemm_tiled, ai_gemm_tiled, TILED_WRONG,
+              TILED_CASES),
+             (old_ra.check_critical_ai, ra.check_critical_ai, critical_ai, RIDGE_WRONG,
+              RIDGE_CASES),
+             (old_ra.check_attainable, ra.check_attainable, attainable_gflops, ROOF_WRONG,
+              ROOF_CASES),
+             (old_ra.check_bound, ra.check_bound, bound, BOUND_WRONG, BOUND_CASES)]
+    compared = 0
+    for language in ("en", "ko"):
+        monkeypatch.setenv("COURSE_LANG", language)
+        for old, new, right, wrong, cases in pairs:
+            for case in cases:
+                for fn in (right, *wrong.values()):
+                    assert _message(new, fn, [case]) == _message(old, fn, [case]), (
+                        language, case)
+                    compared += 1
+    assert compared > 400
+    sys.modules.pop("old_intensity_answers")
+    sys.modules.pop("old_roofline_answers")
