@@ -45,6 +45,11 @@ def _same(got, want) -> bool:
     return math.isfinite(got) and math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12)
 
 
+def _tuples(value):
+    """JSON's lists back as the tuples the cases were (``(7, 5)``, a compute capability)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
 def _accepts(fn, count: int) -> bool:
     try:
         inspect.signature(fn).bind(*range(count))
@@ -91,7 +96,7 @@ def main() -> None:
             if not _accepts(fn, len(spec["cases"][0])):
                 continue
             try:
-                if all(_same(_call(fn, case, spec.get("attribute")), want)
+                if all(_same(_call(fn, _tuples(case), spec.get("attribute")), want)
                        for case, want in zip(spec["cases"], spec["answers"], strict=True)):
                     hits.append(qualname)
             except BaseException:  # noqa: BLE001 - a refusal, a crash or a time-out: no answer

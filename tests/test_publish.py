@@ -229,8 +229,8 @@ def test_publish_refuses_on_a_leak_and_writes_nothing(monkeypatch, tmp_path, cap
 
     monkeypatch.setattr(student_tree, "build", leaky)
     out = tmp_path / "student-repo"
-    assert publish.publish(ROOT, out) == 1
-    assert not out.exists()
+    assert publish.publish(ROOT, out, wheel_dir=tmp_path / "wheel") == 1
+    assert not out.exists() and not (tmp_path / "wheel").exists()
     err = capsys.readouterr().err
     assert "refused" in err and "course/notebooks/examples.py" in err
 
@@ -241,7 +241,7 @@ def test_publish_writes_the_distribution_into_a_clone_and_tags_it(tmp_path) -> N
     for key, value in (("user.name", "Instructor"), ("user.email", "i@example.org")):
         subprocess.run(["git", "-C", str(out), "config", key, value], check=True)
     (out / "stale.txt").write_text("from an older publication")
-    assert publish.publish(ROOT, out, commit=True) == 0
+    assert publish.publish(ROOT, out, commit=True, wheel_dir=tmp_path / "wheel") == 0
     assert not (out / "stale.txt").exists() and (out / ".git").is_dir()
     assert (out / "course" / "checks" / "expected_answers.json").is_file()
     tags = subprocess.run(["git", "-C", str(out), "tag"], capture_output=True, text=True).stdout
@@ -249,7 +249,27 @@ def test_publish_writes_the_distribution_into_a_clone_and_tags_it(tmp_path) -> N
     status = subprocess.run(["git", "-C", str(out), "status", "--porcelain"],
                             capture_output=True, text=True).stdout
     assert status == ""
-    assert (ROOT / publish.WHEEL_DIR).is_dir()
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    assert wheel.name == f"gpu_course_week4-{config.COURSE_VERSION}-py3-none-any.whl"
+    # publishing the same release again changes nothing and keeps the tag
+    assert publish.publish(ROOT, out, commit=True, wheel_dir=tmp_path / "wheel") == 0
+    log = subprocess.run(["git", "-C", str(out), "log", "--oneline"], capture_output=True,
+                         text=True).stdout
+    assert len(log.splitlines()) == 1
+    # nor does a build from a later commit here that changes nothing students get (only
+    # PUBLISHED.json's origin): the tag stands
+    manifest = json.loads((out / student_tree.MANIFEST).read_text())
+    manifest["built_from"] = "0" * 40
+    (out / student_tree.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    assert "nothing new" in publish.commit_and_tag(out)
+    log = subprocess.run(["git", "-C", str(out), "log", "--oneline"], capture_output=True,
+                         text=True).stdout
+    assert len(log.splitlines()) == 1
+    assert "0" * 40 not in (out / student_tree.MANIFEST).read_text()
+    # a real change under the same version is refused: the tag would move under students
+    (out / "README.md").write_text("changed\n")
+    with pytest.raises(SystemExit, match="bump"):
+        publish.commit_and_tag(out)
 
 
 # --- what course ships reveals no hidden test's parameters ------------------------------------

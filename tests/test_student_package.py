@@ -15,7 +15,9 @@ notebooks 1 and 5, and it finds the one tool the student package keeps on purpos
   refuses any import from ``course``, so an answer that calls the calculator (or any course
   tool) scores nothing; and its rules are public anyway (NVIDIA's ``cuda_occupancy.h`` and the
   CUDA Occupancy Calculator, which the notebook cites). The exercise asks for the rules in the
-  student's own code, with named mistakes (quarters, allocation units, the reserved 1 KiB).
+  student's own code, with named mistakes (quarters, allocation units, the reserved 1 KiB);
+  those mistakes are the same rules with one left out (``course.checks.occupancy``), which
+  tells no more than the calculator does.
 * likewise notebook 3's read counts (``tiled_reads``) and notebook 5's roofline figure (``Roof``)
   stay (the traffic check and the figures need them for any size); no single function of them
   is an exercise's answer, and an answer that calls them is refused the same way (tested below).
@@ -40,8 +42,12 @@ from course.trust.kernel_source import bundle_from_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = ROOT / "tests" / "answer_probe.py"
-#: the sweep's calculator: the student package keeps it (see above), and the probe finds it.
-KEPT_TOOL = "course.gemm.occupancy.theoretical_occupancy"
+#: the sweep's calculator: the student package keeps it (see above), and the probe finds it;
+#: and notebook 6's check, whose named mistakes are the same rules with one left out at a time
+#: (``_blocks_variant``: with none left out it is the calculator again, so it tells no more).
+KEPT_TOOLS = {"predict_blocks_per_sm": ["course.checks.occupancy._blocks_variant",
+                                        "course.gemm.occupancy.theoretical_occupancy"],
+              "predict_occupancy": ["course.gemm.occupancy.theoretical_occupancy"]}
 
 
 def _exercises() -> dict[str, dict]:
@@ -108,7 +114,7 @@ def test_the_student_package_holds_no_function_computing_the_answer(probed, exer
 @pytest.mark.parametrize("exercise", ["predict_blocks_per_sm", "predict_occupancy"])
 def test_notebook_6s_exercises_have_only_the_sweeps_calculator(probed, exercise) -> None:
     """The probe finds the calculator the sweep needs (and it would find any other)."""
-    assert probed["found"][exercise] == [KEPT_TOOL]
+    assert probed["found"][exercise] == KEPT_TOOLS[exercise]
 
 
 def test_the_probe_finds_the_rules_that_used_to_ship(student_tree_dir, tmp_path) -> None:

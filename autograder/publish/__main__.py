@@ -68,7 +68,14 @@ def commit_and_tag(out: Path) -> str:
                          "repository there first)")
     tag = config.COURSE_REF
     _git(out, "add", "-A")
-    if _git(out, "diff", "--cached", "--quiet").returncode != 0:
+    changed = _git(out, "diff", "--cached", "--name-only").stdout.split()
+    tagged = _git(out, "rev-parse", "-q", "--verify", f"refs/tags/{tag}").returncode == 0
+    if changed == [student_tree.MANIFEST] and tagged:
+        # only the record of where it was built from moved (a commit here that changed nothing
+        # students get): the published tag stands as it is
+        _git(out, "reset", "-q", "--hard", "HEAD")
+        return f"nothing new for students; {tag} stays as published"
+    if changed:
         proc = _git(out, "commit", "-q", "-m", f"Publish week 4 {tag}")
         if proc.returncode != 0:
             raise SystemExit(f"git commit failed: {proc.stderr.strip()}")
@@ -83,7 +90,10 @@ def commit_and_tag(out: Path) -> str:
     return f"git -C {out} push --follow-tags"
 
 
-def publish(root: Path, out: Path, commit: bool = False) -> int:
+def publish(root: Path, out: Path, commit: bool = False, wheel_dir: Path | None = None) -> int:
+    """Build, check and (only if no answer is found) write the student distribution into
+    ``out`` and its wheel into ``wheel_dir`` (default ``root/build/student-wheel``); with
+    ``commit``, commit and tag it there. The exit status: 0, or 1 if refused."""
     stale = generated.sync(root, write=False).changed
     if stale:
         print("refused: the release is older than its sources (" + ", ".join(stale)
@@ -105,12 +115,12 @@ def publish(root: Path, out: Path, commit: bool = False) -> int:
                 print(f"  … and {len(found) - 40} more", file=sys.stderr)
             return 1
         _replace(out, stage)
-        wheel_dir = root / WHEEL_DIR
+        wheel_dir = wheel_dir or root / WHEEL_DIR
         shutil.rmtree(wheel_dir, ignore_errors=True)
         wheel_dir.mkdir(parents=True)
         shutil.copy(wheel, wheel_dir / wheel.name)
     print(f"student distribution {config.COURSE_REF} written to {out} (no answer in it, nor in "
-          f"its wheel {WHEEL_DIR / wheel.name}); students install "
+          f"its wheel {wheel_dir / wheel.name}); students install "
           f"{config.pip_requirement()}")
     if commit:
         print(f"committed and tagged {config.COURSE_REF}; now: {commit_and_tag(out)}")
