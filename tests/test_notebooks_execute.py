@@ -127,10 +127,11 @@ def test_release_notebook_runs_with_solutions_on_colabs_versions(
 
 PROBE = f"""\
 import json
-from importlib import metadata
+from importlib import metadata, util
 import course
 print(json.dumps({{"course": course.__file__, "versions": {{
-    d: metadata.version(d) for d in {sorted(COLAB_PINS)!r}}}}}))
+    d: metadata.version(d) for d in {sorted(COLAB_PINS)!r}}},
+    "instructor": [m for m in ("autograder", "sample_class") if util.find_spec(m)]}}))
 """
 
 
@@ -183,4 +184,5 @@ def test_release_notebook_opened_first_and_alone_on_colab_gets_past_its_setup_ce
     probe = json.loads(text_of(nb.cells[-1]))
     assert probe["course"].startswith(str(tmp_path / "runtime")), "course is not the wheel's"
     assert probe["versions"] == COLAB_PINS, "installing the course package changed Colab's"
+    assert probe["instructor"] == [], "the student's runtime has the instructor's packages"
     print(f"{path.name}: setup cell on a fresh runtime in {seconds:.1f} s")
