@@ -57,7 +57,8 @@ def build_release(root: Path, sync: bool = False) -> None:
     the README (``demo`` runs on a copy of source/ alone, and leaves it as it is)."""
     if sync:
         for name in release.sync(root).changed:
-            print(f"updated {name} (setup cell, figures or Colab links)", flush=True)
+            print(f"updated {name} (setup cell, figures, Colab links or the answer table)",
+                  flush=True)
     nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
     for language in translation.LANGUAGES:  # release-ko/week4 from release/week4
         if not (root / "i18n" / language).is_dir():
