@@ -12,11 +12,13 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release grade collect export return table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@# this package was called gpu-course-week4 before the student distribution took the name
+	$(BIN)/python -m pip uninstall -y -q gpu-course-week4 2>/dev/null || true
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
 	@# jsonschema imports rfc3987-syntax (an optional extra that jupyter-events pulls in) when it
 	@# is installed, and that builds a grammar at import time: 5-25 s in EVERY process that
@@ -46,11 +48,11 @@ system-deps:
 ## demo: one sample student of every kind (sample_class.CORE_CLASS); demo-full: all of them.
 demo: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
-		$(BIN)/python -m autograder demo --class demo
+		$(BIN)/python -m sample_class --class demo
 
 demo-full: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
-		$(BIN)/python -m autograder demo --class full
+		$(BIN)/python -m sample_class --class full
 
 ## The message catalog of the Korean edition (course/runtime/i18n.py): extract every _() / N_()
 ## message of course/ and autograder/ (Babel, [tool.babel] in pyproject.toml), merge it into
@@ -67,6 +69,15 @@ catalog: install
 
 release: install
 	$(BIN)/python -m autograder release
+
+## The student distribution (what students get; this repository stays private): the course
+## package, both releases, the figures, a student README, a license and a pyproject.toml that
+## packages `course` alone, written to $(PUBLISH_OUT) with its wheel in build/student-wheel/ --
+## only if the leak check finds no answer in either (autograder/publish/). In a clone of the
+## student repository: make publish PUBLISH_OUT=../week4-student COMMIT=1, then push the tag.
+PUBLISH_OUT ?= student-dist
+publish: install
+	$(BIN)/python -m autograder.publish --out "$(PUBLISH_OUT)" $(if $(COMMIT),--commit)
 
 grade: install
 	$(BIN)/python -m autograder grade --engine $(ENGINE) \
@@ -154,5 +165,5 @@ figures: install
 	$(BIN)/python -m autograder.release
 
 clean:
-	rm -rf submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
+	rm -rf student-dist build/student-wheel submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
 	  test-artifacts downloaded set_aside collection.csv sample-lms handback

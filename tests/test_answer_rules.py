@@ -1,18 +1,27 @@
-"""The named-mistake rules behind notebooks 1 and 5's answer tests.
+"""The named-mistake rules behind notebooks 1 and 5's answer tests (the grader's side,
+``autograder.answers``), and the student's side that knows only the release's values.
 
 Each rule is proved both ways: a student function that makes exactly that mistake fails with
-the rule's hint, and correct answers (written in more than one style) pass.
+the rule's hint, and correct answers (written in more than one style) pass. The visible checks
+of ``course.checks`` (values from ``course/checks/expected_answers.json``) say exactly what the
+rules say at every call the release's test cells make, and refuse any other call.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from course.checks import intensity_answers as ia
-from course.checks import roofline_answers as ra
+from autograder.answers import intensity as ia
+from autograder.answers import roofline as ra
+from autograder.answers import table
+from course.checks import expected
+from course.checks import intensity_answers as visible_ia
+from course.checks import roofline_answers as visible_ra
 from course.checks.answers import AnswerError
 
 
@@ -144,10 +153,13 @@ def test_unknown_wrong_value_fails_without_a_made_up_name():
 
 def test_coinciding_mistakes_are_both_named():
     # ai_matmul(300, 7, 45, bytes_per_element=2): half the FLOPs = a hard-wired 4 bytes.
-    values = ia.mistaken_values(ia.matmul_model, (300, 7, 45, 2), ia.MATMUL_MISTAKES)
-    assert any("FLOPs are half" in h and "hard-wired" in h for h in values.values())
+    values = expected.hints(ia.mistaken_values(ia.matmul_model, (300, 7, 45, 2),
+                                               ia.MATMUL_MISTAKES))
+    assert any("FLOPs are half" in h and "; or " in h and "hard-wired" in h
+               for h in values.values())
     # a mistake that gives the right value on a case is not listed (4 bytes hard-wired at 4)
-    values = ia.mistaken_values(ia.matmul_model, (64, 32, 16), ia.MATMUL_MISTAKES)
+    values = expected.hints(ia.mistaken_values(ia.matmul_model, (64, 32, 16),
+                                               ia.MATMUL_MISTAKES))
     assert not any("hard-wired" in h for h in values.values())
 
 
@@ -239,3 +251,107 @@ def test_attainable_array_passes_numpy_and_masks_and_names_element_mistakes():
 
     with pytest.raises(AnswerError, match="one limit per intensity"):
         ra.check_attainable_array(attainable_one_value, intensities, 8000.0, 320.0)
+
+
+# --- the student's side: the release's values, the same messages ------------------------------
+
+SOURCE = Path(__file__).resolve().parents[1] / "source" / "week4"
+VISIBLE = {  # each visible check, its rules-based twin, the right answer, the wrong ones
+    "check_ai_vector_add": (visible_ia.check_ai_vector_add, ia.check_ai_vector_add,
+                            ai_vector_add, VECTOR_ADD_WRONG),
+    "check_ai_matmul": (visible_ia.check_ai_matmul, ia.check_ai_matmul, ai_matmul, MATMUL_WRONG),
+    "check_ai_gemm_naive": (visible_ia.check_ai_gemm_naive, ia.check_ai_gemm_naive,
+                            ai_gemm_naive, NAIVE_WRONG),
+    "check_ai_gemm_tiled": (visible_ia.check_ai_gemm_tiled, ia.check_ai_gemm_tiled,
+                            ai_gemm_tiled, TILED_WRONG),
+    "check_critical_ai": (visible_ra.check_critical_ai, ra.check_critical_ai, critical_ai,
+                          RIDGE_WRONG),
+    "check_attainable": (visible_ra.check_attainable, ra.check_attainable, attainable_gflops,
+                         ROOF_WRONG),
+    "check_bound": (visible_ra.check_bound, ra.check_bound, bound, BOUND_WRONG),
+}
+
+
+def _message(check, fn, cases) -> str:
+    try:
+        check(fn, cases)
+    except AnswerError as exc:
+        return str(exc)
+    return "passed"
+
+
+@pytest.mark.parametrize("name", sorted(VISIBLE))
+def test_visible_checks_say_what_the_rules_say_at_every_released_call(name):
+    visible, rules, right, wrong = VISIBLE[name]
+    cases = [tuple(e["case"]) for e in json.loads(expected.TABLE.read_text())[name]]
+    assert cases
+    for case in cases:
+        assert _message(visible, right, [case]) == _message(rules, right, [case]) == "passed"
+        for fn in wrong.values():
+            assert _message(visible, fn, [case]) == _message(rules, fn, [case]), (name, case)
+    # and the table is what the rules give (no stale value stands in for a rule)
+    assert json.loads(expected.TABLE.read_text()) == table.build(SOURCE)
+
+
+def test_visible_attainable_array_says_what_the_rules_say():
+    ((entry),) = json.loads(expected.TABLE.read_text())["check_attainable_array"]
+    intensities, peak, bandwidth = entry["case"]
+    for fn in (attainable_gflops, *ROOF_WRONG.values()):
+        def run(check, fn=fn):
+            try:
+                check(fn, intensities, peak, bandwidth)
+            except (AnswerError, ValueError, TypeError) as exc:
+                return f"{type(exc).__name__}: {exc}"
+            return "passed"
+        assert run(visible_ra.check_attainable_array) == run(ra.check_attainable_array)
+
+
+def test_visible_checks_refuse_a_call_the_release_does_not_make():
+    """A hidden test's call is not in the student's table: the visible check says so (it holds
+    no rule to work it out), the grader's twin checks it."""
+    with pytest.raises(ValueError, match="notebook's own test calls only"):
+        visible_ia.check_ai_vector_add(ai_vector_add, [(7, 2)])
+    ia.check_ai_vector_add(ai_vector_add, [(7, 2)])
+    with pytest.raises(ValueError, match="notebook's own test calls only"):
+        visible_ra.check_bound(bound, [(13.9, 66900.0, 4800.0)])
+
+
+def test_the_messages_are_the_ones_students_got_before_the_rules_moved(tmp_path, monkeypatch):
+    """Every named-mistake message, visible and hidden calls, English and Korean, is exactly
+    what the checks said when their rules lived in course (tests/before_29/: the last commit
+    before the move)."""
+    import importlib
+    import sys
+
+    for name in ("intensity_answers", "roofline_answers"):
+        source = (Path(__file__).with_name("before_29") / f"{name}.py").read_text()
+        source = source.replace("from course.checks.intensity_answers import",
+                                "from old_intensity_answers import")
+        (tmp_path / f"old_{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    old_ia = importlib.import_module("old_intensity_answers")
+    old_ra = importlib.import_module("old_roofline_answers")
+    pairs = [(old_ia.check_ai_vector_add, ia.check_ai_vector_add, ai_vector_add,
+              VECTOR_ADD_WRONG, VECTOR_ADD_CASES),
+             (old_ia.check_ai_matmul, ia.check_ai_matmul, ai_matmul, MATMUL_WRONG, MATMUL_CASES),
+             (old_ia.check_ai_gemm_naive, ia.check_ai_gemm_naive, ai_gemm_naive, NAIVE_WRONG,
+              NAIVE_CASES),
+             (old_ia.check_ai_gemm_tiled, ia.check_ai_gemm_tiled, ai_gemm_tiled, TILED_WRONG,
+              TILED_CASES),
+             (old_ra.check_critical_ai, ra.check_critical_ai, critical_ai, RIDGE_WRONG,
+              RIDGE_CASES),
+             (old_ra.check_attainable, ra.check_attainable, attainable_gflops, ROOF_WRONG,
+              ROOF_CASES),
+             (old_ra.check_bound, ra.check_bound, bound, BOUND_WRONG, BOUND_CASES)]
+    compared = 0
+    for language in ("en", "ko"):
+        monkeypatch.setenv("COURSE_LANG", language)
+        for old, new, right, wrong, cases in pairs:
+            for case in cases:
+                for fn in (right, *wrong.values()):
+                    assert _message(new, fn, [case]) == _message(old, fn, [case]), (
+                        language, case)
+                    compared += 1
+    assert compared > 400
+    sys.modules.pop("old_intensity_answers")
+    sys.modules.pop("old_roofline_answers")

@@ -7,7 +7,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from course.checks.intensity_answers import naive_model, tiled_model  # noqa: E402
+from autograder.answers.intensity import naive_model, tiled_model  # noqa: E402
 from course.gemm.reads import naive_reads, tiled_reads  # noqa: E402
 from course.notebooks import kernel_roofline  # noqa: E402
 from course.runtime import backend  # noqa: E402

@@ -3,15 +3,17 @@ notebook opened first and alone on Colab gets past its setup cell.
 
 Both run in a stand-in for a Colab runtime (scripts/build/colab_runtime.py): Python 3.13 with
 Colab's numba 0.61.2, numba-cuda 0.22.2, NumPy 2.1.3, matplotlib 3.10.0 and ipywidgets 7.7.1
-(tests/colab-versions.txt), the course package installed from a wheel as a student installs
-it, never from the repository, and kernels on Numba's simulator.
+(tests/colab-versions.txt), the course package installed as a student installs it: from the
+student distribution's wheel (what ``make publish`` writes: ``course`` alone, no grader, no
+sample class), never from this repository, and kernels on Numba's simulator.
 
 (a) Every release notebook, answer cells filled with the course's solutions, runs top to
     bottom in a copy of the release folder away from the repository. This is the suite's
     one full run of the notebooks (the sample class runs them again through nbgrader, on the
     pinned versions of constraints.txt).
-(b) Every release notebook, alone in an empty folder, in a fresh runtime without ``course``
-    and with Colab's environment variable set, runs its setup cell: the cell installs the
+(b) Every release notebook, as the student distribution holds it, alone in an empty folder,
+    in a fresh runtime without ``course`` and with Colab's environment variable set, runs its
+    setup cell: the cell installs the
     course package (from a local ``file://`` wheel instead of the repository's git URL: no
     network), upgrades none of Colab's packages, and says what the kernels run on.
 """
@@ -55,8 +57,15 @@ def colab_venv() -> Path:
 
 
 @pytest.fixture(scope="session")
-def course_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return colab_runtime.build_wheel(tmp_path_factory.mktemp("wheel"))
+def student_dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The student distribution, as ``make publish`` writes it, and its wheel: what a student
+    gets (the course package alone, the releases)."""
+    return colab_runtime.build_student_distribution(tmp_path_factory.mktemp("publish"))
+
+
+@pytest.fixture(scope="session")
+def course_wheel(student_dist: tuple[Path, Path]) -> Path:
+    return student_dist[1]
 
 
 @pytest.fixture(scope="session")
@@ -118,10 +127,11 @@ def test_release_notebook_runs_with_solutions_on_colabs_versions(
 
 PROBE = f"""\
 import json
-from importlib import metadata
+from importlib import metadata, util
 import course
 print(json.dumps({{"course": course.__file__, "versions": {{
-    d: metadata.version(d) for d in {sorted(COLAB_PINS)!r}}}}}))
+    d: metadata.version(d) for d in {sorted(COLAB_PINS)!r}}},
+    "instructor": [m for m in ("autograder", "sample_class") if util.find_spec(m)]}}))
 """
 
 
@@ -142,7 +152,9 @@ def test_setup_runs_cover_both_ends_of_both_releases() -> None:
 
 @pytest.mark.parametrize("path", SETUP_RUNS, ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_release_notebook_opened_first_and_alone_on_colab_gets_past_its_setup_cell(
-        path: Path, colab_venv: Path, course_wheel: Path, tmp_path: Path) -> None:
+        path: Path, colab_venv: Path, student_dist: tuple[Path, Path], tmp_path: Path) -> None:
+    tree, course_wheel = student_dist
+    path = tree / path.relative_to(ROOT)  # the notebook as the student repository holds it
     nb = nbformat.read(path, as_version=4)
     first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
     assert nb.cells[first].source == setup_cell.source()
@@ -172,4 +184,5 @@ def test_release_notebook_opened_first_and_alone_on_colab_gets_past_its_setup_ce
     probe = json.loads(text_of(nb.cells[-1]))
     assert probe["course"].startswith(str(tmp_path / "runtime")), "course is not the wheel's"
     assert probe["versions"] == COLAB_PINS, "installing the course package changed Colab's"
+    assert probe["instructor"] == [], "the student's runtime has the instructor's packages"
     print(f"{path.name}: setup cell on a fresh runtime in {seconds:.1f} s")

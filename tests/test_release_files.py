@@ -218,9 +218,14 @@ def test_readme_links_every_release_notebook_on_colab() -> None:
     section = text[text.index(release.BEGIN_LINKS):text.index(release.END_LINKS)]
     for path in RELEASE:
         assert f"({config.colab_url(path.name)})" in section
-    first_step = text[text.index("## Quick start"):].split("\n1. ", 1)[1]
-    assert first_step.startswith("**Say where students install the course from.** Set "
-                                 "`COURSE_REPO_URL`")
+    # the quick start's first step: keep this repository private, publish the student
+    # distribution (where students install from: COURSE_REPO_URL), and how to update it
+    first_step = text[text.index("## Quick start"):].split("\n1. ", 1)[1].split("\n2. ", 1)[0]
+    assert first_step.startswith("**Keep this repository private; publish the student "
+                                 "distribution.**")
+    for words in ("`COURSE_REPO_URL`", "make publish", "**When the release changes**",
+                  "`COURSE_VERSION`", "push --follow-tags"):
+        assert words in first_step, words
 
 
 def test_readme_links_every_korean_release_notebook_on_colab_in_its_korean_section() -> None:
@@ -231,7 +236,7 @@ def test_readme_links_every_korean_release_notebook_on_colab_in_its_korean_secti
     assert [p.name for p in ko] == [p.name for p in RELEASE]
     for path in ko:
         url = config.colab_url(path.name, folder="release-ko/week4")
-        assert f"({url})" in section and "/blob/main/release-ko/week4/" in url
+        assert f"({url})" in section and f"/blob/{config.COURSE_REF}/release-ko/week4/" in url
     assert "release/week4/" not in section
 
 

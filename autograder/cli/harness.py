@@ -1,30 +1,32 @@
 """The instructor's commands: build the release, grade a class, print the grade table.
 
-``python -m autograder demo`` (what ``make demo`` runs) does the whole job on the
-sample class in ``sample_class``:
-
-1. ``nbgrader generate_assignment week4`` — regenerate ``release/week4`` from ``source/``;
-2. copy each sample student's notebooks into ``submitted/<student>/week4``;
-3. ``nbgrader autograde week4`` — run them in the sandbox, re-score every test cell;
-4. feedback (each grading slot writes its student's as soon as they are graded;
-   ``nbgrader generate_feedback`` for any others) and ``nbgrader export`` (``grades.csv``);
-5. print a student × notebook table. A test that needs a GPU and ran without one shows as
-   "not measured" and is left out of the maximum, never silently awarded or denied.
-
 ``python -m autograder release`` (``make release``) first brings the generated parts of
 ``source/`` and the README up to date (setup cells, figures, Open-in-Colab links:
-:mod:`autograder.release.generated`), then does step 1 and writes the translated releases from it
+:mod:`autograder.release.generated`), then runs ``nbgrader generate_assignment week4`` (which
+regenerates ``release/week4`` from ``source/``) and writes the translated releases from it
 (``release-ko/week4``: :mod:`autograder.release.translation`), and says loudly when the course's
 repository URL (``course/runtime/config.py``) is still the placeholder.
-``python -m autograder grade`` does steps 3–5 for a real class already collected
-in ``submitted/``, on this machine or, with ``--engine slurm``, as a Slurm job array
-(:mod:`autograder.engines`); ``table`` exports ``grades.csv`` again (hand grades given in the
-formgrader since) and prints the table. ``collect --zip download.zip`` (``make collect``) puts an
-LMS's bulk download into ``submitted/`` (:mod:`autograder.handin`); ``export`` and ``return``
-(``make export``, ``make return``) hand grades and feedback back to Canvas or Moodle
-(:mod:`autograder.cli.handback`); before grading, ``grade`` and
-``demo`` add the assignment to a fresh gradebook and give renamed notebooks (``Copy of …``) their
-release names, and print what was collected (``collection.csv``).
+
+``python -m autograder grade`` grades a real class already collected in ``submitted/``:
+
+1. ``nbgrader autograde week4`` — run each notebook in the sandbox, re-score every test cell,
+   on this machine or, with ``--engine slurm``, as a Slurm job array (:mod:`autograder.engines`);
+2. feedback (each grading slot writes its student's as soon as they are graded;
+   ``nbgrader generate_feedback`` for any others) and ``nbgrader export`` (``grades.csv``);
+3. print a student × notebook table. A test that needs a GPU and ran without one shows as
+   "not measured" and is left out of the maximum, never silently awarded or denied.
+
+``table`` exports ``grades.csv`` again (hand grades given in the formgrader since) and prints the
+table. ``collect --zip download.zip`` (``make collect``) puts an LMS's bulk download into
+``submitted/`` (:mod:`autograder.handin`); ``export`` and ``return`` (``make export``,
+``make return``) hand grades and feedback back to Canvas or Moodle
+(:mod:`autograder.cli.handback`); before grading, ``grade`` adds the assignment to a
+fresh gradebook and gives renamed notebooks (``Copy of …``) their release names, and prints what
+was collected (``collection.csv``).
+
+The demo on the sample class (``make demo``) is the sample class's own driver,
+``python -m sample_class`` (:mod:`sample_class.demo`): it stages the sample students and then
+calls the functions here, so the grader never imports its sample class.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import sample_class as samples
 from autograder import engines
 from autograder.cli import handback
 from autograder.engines import progress
@@ -51,7 +52,6 @@ from autograder.results.table import collect, render
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
 from autograder.viewing import feedback as viewing_feedback
-from sample_class import handin as sample_handin
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +61,8 @@ def build_release(root: Path, sync: bool = False) -> None:
     the README (``demo`` runs on a copy of source/ alone, and leaves it as it is)."""
     if sync:
         for name in release.sync(root).changed:
-            print(f"updated {name} (setup cell, figures or Colab links)", flush=True)
+            print(f"updated {name} (setup cell, figures, Colab links or the answer table)",
+                  flush=True)
     nbgrader("generate_assignment", ASSIGNMENT, "--force", root=root)
     for language in translation.LANGUAGES:  # release-ko/week4 from release/week4
         if not (root / "i18n" / language).is_dir():
@@ -71,15 +72,6 @@ def build_release(root: Path, sync: bool = False) -> None:
             translation.write_release(root, language)
         except translation.TranslationError as exc:
             raise SystemExit(f"release/{ASSIGNMENT} was built; {exc}") from None
-
-
-def stage_samples(root: Path, only: list[str] | None = None) -> list[str]:
-    """Write the sample class (or ``only`` those students) into submitted/, replacing what a
-    previous demo left; the students who hand in through an LMS are collected from its zip."""
-    shutil.rmtree(root / "submitted", ignore_errors=True)
-    ids = samples.build_class(root, root / "submitted", only)
-    sample_handin.collect(root, nbgrader)
-    return ids
 
 
 def autograde_all(root: Path, engine: engines.Engine | None = None,
@@ -131,24 +123,13 @@ def reset_grading_state(root: Path) -> None:
         (root / name).unlink(missing_ok=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m autograder", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Also: `python -m autograder translation update|check|release` (the translated "
-        "editions' catalogs and folders; see its --help).")
-    parser.add_argument("command", choices=["release", "demo", "grade", "table", "collect",
-                                            "export", "return"])
+def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every command that grades and prints the table (``grade``, the sample
+    class's demo)."""
     parser.add_argument("--root", type=Path, default=ROOT, help="course directory")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--students", help="only these students, comma-separated (demo: sample "
                         "students; grade: students in submitted/); default: everyone")
-    parser.add_argument("--class", dest="sample_class", choices=samples.CLASSES,
-                        default=os.environ.get("COURSE_SAMPLE_CLASS", "core"),
-                        help="demo: the demo class (one student of every kind, a few minutes "
-                        "on 2 cores), the core class (every kind, all the correct answers in "
-                        "other styles: what CI checks) or the full one (every sample student); "
-                        "default: COURSE_SAMPLE_CLASS, else core")
     parser.add_argument("--engine", choices=["local", "slurm"],
                         default=os.environ.get("COURSE_GRADING_ENGINE", "local"),
                         help="where to autograde: this machine, or a Slurm job array "
@@ -162,6 +143,49 @@ def main(argv: list[str] | None = None) -> int:
                         "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
     parser.add_argument("--fresh", action="store_true",
                         help="slurm: forget an unfinished run and grade every shard again")
+
+
+def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str | None:
+    """Autograde the students of ``submitted/`` (``only`` those, if given) with the engine the
+    options name; the engine's error message, or None."""
+    graded = ready.ready_to_grade(root, nbgrader, only)
+    engine = engines.make_engine(args.engine, workers=args.workers or workers(),
+                                 per_task=args.per_task, sbatch_args=args.sbatch_args,
+                                 fresh=args.fresh)
+    return autograde_all(root, engine, graded)
+
+
+def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
+    """Print the grade table and its summary (and write it as JSON with ``--json``); the exit
+    status: 1 if some students could not be graded (``error``)."""
+    notebooks, rows = collect(root)
+    print(render(notebooks, rows))
+    print()
+    print(progress.summary(notebooks, rows))
+    if args.json:
+        args.json.write_text(json.dumps(
+            {r.student: {"scores": r.scores, "not_measured": r.not_measured,
+                         "manual": r.manual, "hand_graded": r.hand_graded,
+                         "missing": r.missing, "failed": r.failed, "notes": r.notes,
+                         "lost": r.lost, "differs": r.differs,
+                         "track": r.track, "off_track": r.off_track}
+             for r in rows}, indent=1))
+    if error:
+        print(f"\nERROR: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Also: `python -m autograder translation update|check|release` (the translated "
+        "editions' catalogs and folders; see its --help), `python -m autograder.publish` (the "
+        "student distribution) and `python -m sample_class` (the demo on the sample class).")
+    parser.add_argument("command", choices=["release", "grade", "table", "collect", "export",
+                                            "return"])
+    add_grading_arguments(parser)
     handin_collect.add_arguments(parser)
     handback.add_arguments(parser)
     args = parser.parse_args(argv)
@@ -171,46 +195,18 @@ def main(argv: list[str] | None = None) -> int:
         return handback.from_arguments(args)
     root = args.root.resolve()
     os.chdir(root)
-    if args.command in ("release", "demo"):
-        if args.command == "demo":
-            reset_grading_state(root)
-        warning = release.placeholder_warning() if args.command == "release" else None
+    if args.command == "release":
+        warning = release.placeholder_warning()
         if warning:
             print(warning, file=sys.stderr, flush=True)
-        build_release(root, sync=args.command == "release")
+        build_release(root, sync=True)
         if warning:
             print(f"release/{ASSIGNMENT} was built, but students on Colab cannot install the "
                   "course package from the placeholder URL (see above).", file=sys.stderr)
-    only = args.students.split(",") if args.students else None
-    if args.command == "demo":
-        which = "the students asked for" if only else f"the {args.sample_class} sample class"
-        students = stage_samples(root, only or samples.class_members(args.sample_class))
-        print(f"staged {len(students)} of {len(samples.class_members('full'))} sample "
-              f"submissions in submitted/ ({which}; `make demo-full` grades everyone)",
-              flush=True)
+        return 0
     error = None
-    if args.command in ("demo", "grade"):
-        graded = ready.ready_to_grade(root, nbgrader, only if args.command == "grade" else None)
-        engine = engines.make_engine(args.engine, workers=args.workers or workers(),
-                                     per_task=args.per_task, sbatch_args=args.sbatch_args,
-                                     fresh=args.fresh)
-        error = autograde_all(root, engine, graded)
+    if args.command == "grade":
+        error = grade(root, args, args.students.split(",") if args.students else None)
     if args.command == "table":  # hand grades given since the last grading reach grades.csv
         nbgrader("export", root=root, quiet=True)
-    if args.command in ("demo", "grade", "table"):
-        notebooks, rows = collect(root)
-        print(render(notebooks, rows))
-        print()
-        print(progress.summary(notebooks, rows))
-        if args.json:
-            args.json.write_text(json.dumps(
-                {r.student: {"scores": r.scores, "not_measured": r.not_measured,
-                             "manual": r.manual, "hand_graded": r.hand_graded,
-                             "missing": r.missing, "failed": r.failed, "notes": r.notes,
-                             "lost": r.lost, "differs": r.differs,
-                             "track": r.track, "off_track": r.off_track}
-                 for r in rows}, indent=1))
-    if error:
-        print(f"\nERROR: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return report(root, args, error)

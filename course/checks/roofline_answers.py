@@ -1,114 +1,73 @@
-"""Notebook 5's answer checks: the roofline formulas against named mistakes derived by rule.
+"""Notebook 5's answer checks: the roofline formulas against named mistakes.
 
-As in :mod:`course.checks.intensity_answers`: for each call a test cell lists, the check
-computes the right value and the value each typical mistake gives on the same arguments (peak
-and bandwidth swapped, the maximum instead of the minimum, no cap at the peak, ...), and a
-wrong answer equal to one of them is told which mistake it is. A case is
+As in :mod:`course.checks.intensity_answers`: for each call a visible test cell makes, the
+release stored the right value and the value each typical mistake gives on the same arguments
+(peak and bandwidth swapped, the maximum instead of the minimum, no cap at the peak, ...) in
+``expected_answers.json``, and a wrong answer equal to one of them is told which mistake it is.
+The rules for any call are the grader's (``autograder.answers.roofline``); its hidden tests
+pass them to the same functions here, so both speak alike. A case is
 ``(peak_gflops, bandwidth_gbs)`` for ``critical_ai`` and ``(ai, peak_gflops, bandwidth_gbs)``
-for ``attainable_gflops``.
+for ``attainable_gflops`` and ``bound``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from course.checks import expected
 from course.checks.answers import AnswerError, expect_close
-from course.checks.intensity_answers import Mistake, mistaken_values
 from course.runtime.i18n import N_, _
 from course.trust import gate
 from course.trust.code_policy import DisallowedCodeError
 from course.trust.kernel_source import bundle_from_objects
 
-#: the machine of the visible tests, whose ridge a hard-wired answer would return.
-T4_PEAK_GFLOPS, T4_BANDWIDTH_GBS = 8141.0, 320.0
+Known = Callable[[tuple], expected.Expected]
+
+#: where an intensity lies against the machine's ridge, as the checks' messages say it
+#: (``side`` of an attainable_gflops entry and ``where`` of a bound entry).
+SIDES = {"below": N_("{call}, below the ridge"), "at": N_("{call}, at the ridge"),
+         "above": N_("{call}, above the ridge")}
+WHERE = {"below": N_("{ai} FLOP/byte is below this machine's ridge"),
+         "at": N_("{ai} FLOP/byte is exactly at this machine's ridge"),
+         "above": N_("{ai} FLOP/byte is above this machine's ridge")}
 
 
-def ridge_model(peak: float, bandwidth: float, *, swapped: bool = False,
-                multiplied: bool = False, t4: bool = False) -> float:
-    """The ridge point peak / bandwidth [FLOP/byte], or what a mistake makes of it."""
-    if t4:
-        peak, bandwidth = T4_PEAK_GFLOPS, T4_BANDWIDTH_GBS
-    if multiplied:
-        return peak * bandwidth
-    return bandwidth / peak if swapped else peak / bandwidth
+def _table(check: str) -> Known:
+    return lambda case: expected.lookup(check, case)
 
 
-def roof_model(ai: float, peak: float, bandwidth: float, *, swapped: bool = False,
-               maximum: bool = False, uncapped: bool = False, peak_slope: bool = False,
-               divided: bool = False, none_kept: bool = False,
-               peak_twice: bool = False) -> float:
-    """min(peak, bandwidth × ai) [GFLOP/s], or what a mistake makes of it."""
-    if swapped:
-        peak, bandwidth = bandwidth, peak
-    if peak_slope:
-        return peak * ai
-    memory = bandwidth / ai if divided else bandwidth * ai
-    if uncapped:
-        return memory
-    if none_kept:  # e.g. `<` for one roof and `>` for the other: at the ridge neither
-        return 0.0
-    if peak_twice:  # e.g. `<=` for one roof and `>=` for the other: at the ridge both
-        return 2 * peak
-    return max(peak, memory) if maximum else min(peak, memory)
-
-
-_SWAPPED = (N_("peak and bandwidth are swapped: the memory roof is bandwidth_gbs × ai, the cap is "
-            "peak_gflops"))
-
-RIDGE_MISTAKES = (
-    Mistake({"swapped": True}, N_("peak and bandwidth are swapped: the ridge is peak / bandwidth "
-            "(GFLOP/s ÷ GB/s = FLOP/byte)")),
-    Mistake({"multiplied": True}, N_("the ridge is where bandwidth × AI = peak, so AI = peak / "
-            "bandwidth: divide, do not multiply")),
-    Mistake({"t4": True}, N_("that is the T4's ridge: use the arguments, not fixed numbers")),
-)
-
-ROOF_MISTAKES = (
-    Mistake({"maximum": True}, N_("that is the higher of the two roofs: the limit is the lower "
-            "one, min(peak, bandwidth × ai), not the maximum")),
-    Mistake({"uncapped": True}, N_("above the ridge the peak caps the result: min(peak, "
-            "bandwidth × ai), not bandwidth × ai alone")),
-    Mistake({"swapped": True}, _SWAPPED),
-    Mistake({"peak_slope": True}, N_("the memory roof is bandwidth × ai, not peak × ai (and the "
-            "result never exceeds the peak)")),
-    Mistake({"divided": True}, N_("the memory roof is bandwidth × ai, not bandwidth / ai")),
-    Mistake({"none_kept": True}, N_("no roof was kept: where a strict `<` selects one roof, a "
-            "`>=` must select the other, so that one term is always kept (look at the ridge)")),
-    Mistake({"peak_twice": True}, N_("twice the peak: both terms were kept where one belongs "
-            "(at the ridge the two roofs are equal); where a strict `<` selects one roof, a "
-            "`>=` must select the other")),
-)
-
-
-def check_critical_ai(fn: Callable[..., Any], cases: Sequence[tuple[float, float]]) -> None:
-    """Check ``critical_ai(peak_gflops, bandwidth_gbs)`` on each case."""
+def judge_critical_ai(fn: Callable[..., Any], cases: Sequence[tuple[float, float]],
+                      known: Known) -> None:
+    """``critical_ai(peak_gflops, bandwidth_gbs)`` on each case against ``known``."""
     gate.begin_check("check_critical_ai")
     for peak, bandwidth in cases:
-        expect_close(fn(peak, bandwidth), ridge_model(peak, bandwidth),
+        entry = known((peak, bandwidth))
+        expect_close(fn(peak, bandwidth), float(entry.value),
                      f"critical_ai({peak!r}, {bandwidth!r})",
-                     mistakes=mistaken_values(ridge_model, (peak, bandwidth), RIDGE_MISTAKES))
+                     mistakes=expected.hints(entry.mistakes))
 
 
-def check_attainable(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]]) -> None:
-    """Check ``attainable_gflops(ai, peak_gflops, bandwidth_gbs)`` on single intensities."""
+def judge_attainable(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]],
+                     known: Known) -> None:
+    """``attainable_gflops(ai, peak_gflops, bandwidth_gbs)`` on single intensities."""
     gate.begin_check("check_attainable")
     for ai, peak, bandwidth in cases:
-        side = _("{call}, below the ridge") if bandwidth * ai < peak else (
-            _("{call}, at the ridge") if math.isclose(bandwidth * ai, peak)
-            else _("{call}, above the ridge"))
-        expect_close(fn(ai, peak, bandwidth), roof_model(ai, peak, bandwidth),
+        entry = known((ai, peak, bandwidth))
+        side = _(SIDES[entry.extra["side"]])
+        expect_close(fn(ai, peak, bandwidth), float(entry.value),
                      side.format(call=f"attainable_gflops({ai:.6g}, {peak!r}, {bandwidth!r})"),
-                     mistakes=mistaken_values(roof_model, (ai, peak, bandwidth), ROOF_MISTAKES))
+                     mistakes=expected.hints(entry.mistakes))
 
 
-def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float], peak: float,
-                           bandwidth: float) -> None:
-    """Check that ``attainable_gflops`` takes a NumPy array of intensities and answers element
-    by element, in code the grader can rebuild (no ``min``/``if`` on an array)."""
+def judge_attainable_array(fn: Callable[..., Any], intensities: Sequence[float], peak: float,
+                           bandwidth: float, known: Callable[[float], expected.Expected]
+                           ) -> None:
+    """``attainable_gflops`` on a NumPy array of intensities, element by element (``known``
+    gives each element's entry), in code the grader can rebuild (no ``min``/``if`` on an
+    array)."""
     gate.begin_check("check_attainable_array")
     ai = np.array(intensities, dtype=float)
     call = _("attainable_gflops(an array of {count} intensities, {peak}, {bandwidth})").format(
@@ -125,10 +84,11 @@ def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float],
         raise AnswerError(_("{call} returned {value}; return an array with one limit per "
                             "intensity").format(call=call, value=repr(got)))
     for x, value in zip(ai, np.asarray(got), strict=True):
-        expect_close(value, roof_model(x, peak, bandwidth),
+        entry = known(float(x))
+        expect_close(value, float(entry.value),
                      _("attainable_gflops(ai, {peak}, {bandwidth}) at ai = {ai}").format(
                          peak=repr(peak), bandwidth=repr(bandwidth), ai=f"{x:.4g}"),
-                     mistakes=mistaken_values(roof_model, (x, peak, bandwidth), ROOF_MISTAKES))
+                     mistakes=expected.hints(entry.mistakes))
     try:
         bundle_from_objects({"attainable_gflops": fn})  # what the grader rebuilds
     except DisallowedCodeError as exc:
@@ -136,49 +96,57 @@ def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float],
                             "work element by element (section 4)").format(error=exc)) from None
 
 
-def bound_model(ai: float, peak: float, bandwidth: float, *, inclusive: bool = False,
-                inverted: bool = False, t4: bool = False) -> str:
-    """"memory" if ai < peak / bandwidth (strictly), else "compute"; or a mistake's answer."""
-    ridge = ridge_model(peak, bandwidth, t4=t4)
-    below = ai <= ridge if inclusive else ai < ridge
-    return "memory" if below != inverted else "compute"
-
-
-BOUND_MISTAKES = (
-    Mistake({"inclusive": True}, N_('"memory" only when ai < critical_ai (strictly): at the ridge '
-            'itself the answer is "compute"')),
-    Mistake({"inverted": True}, N_("the sides are swapped: below the ridge the memory roof is the "
-            'lower one ("memory"), above it the peak ("compute")')),
-    Mistake({"t4": True}, N_("use the arguments (through critical_ai), not the T4's ridge")),
-)
-
-
-def check_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]]) -> None:
-    """Check ``bound(ai, peak_gflops, bandwidth_gbs)`` on each case: the string, the side of
-    the ridge, and the ridge itself (which counts as "compute")."""
+def judge_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]],
+                known: Known) -> None:
+    """``bound(ai, peak_gflops, bandwidth_gbs)`` on each case: the string, the side of the
+    ridge, and the ridge itself (which counts as "compute"). An entry's ``value`` is the right
+    string; ``ridge`` and ``where`` are quoted; ``hints`` are the mistakes that give the other
+    string."""
     gate.begin_check("check_bound")
     for ai, peak, bandwidth in cases:
-        right = bound_model(ai, peak, bandwidth)
+        entry = known((ai, peak, bandwidth))
+        right = entry.value
         got = fn(ai, peak, bandwidth)
         if got == right:
             continue
-        ridge = ridge_model(peak, bandwidth)
-        where = (N_("{ai} FLOP/byte is below this machine's ridge") if ai < ridge else
-                 N_("{ai} FLOP/byte is exactly at this machine's ridge") if ai == ridge else
-                 N_("{ai} FLOP/byte is above this machine's ridge"))
-        hints = [_(m.hint) for m in BOUND_MISTAKES
-                 if bound_model(ai, peak, bandwidth, **m.toggles) not in (right, None)
-                 and got == bound_model(ai, peak, bandwidth, **m.toggles)]
+        wrong = "compute" if right == "memory" else "memory"
+        hints = [_(h) for h in entry.extra["hints"]] if got == wrong else []
         if got not in ("memory", "compute"):
             hints = [_('return exactly the string "memory" or "compute"')]
         message = _("{call} returned {value}: {where} ({peak} / {bandwidth} = {ridge}), so the "
                     "answer is {right}").format(
             call=f"bound({ai:.6g}, {peak!r}, {bandwidth!r})", value=repr(got),
-            where=_(where).format(ai=f"{ai:.6g}"), peak=f"{peak:g}", bandwidth=f"{bandwidth:g}",
-            ridge=f"{ridge:.6g}", right=repr(right))
+            where=_(WHERE[entry.extra["where"]]).format(ai=f"{ai:.6g}"), peak=f"{peak:g}",
+            bandwidth=f"{bandwidth:g}", ridge=f"{entry.extra['ridge']:.6g}",
+            right=repr(right))
         if hints:
             joined = hints[0]
             for hint in hints[1:]:
                 joined = _("{hint}; or {other}").format(hint=joined, other=hint)
             message = _("{message}; {hint}").format(message=message, hint=joined)
         raise AnswerError(message)
+
+
+def check_critical_ai(fn: Callable[..., Any], cases: Sequence[tuple[float, float]]) -> None:
+    """Check ``critical_ai(peak_gflops, bandwidth_gbs)`` on each case of the notebook."""
+    judge_critical_ai(fn, cases, _table("check_critical_ai"))
+
+
+def check_attainable(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]]) -> None:
+    """Check ``attainable_gflops(ai, peak_gflops, bandwidth_gbs)`` on single intensities."""
+    judge_attainable(fn, cases, _table("check_attainable"))
+
+
+def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float], peak: float,
+                           bandwidth: float) -> None:
+    """Check that ``attainable_gflops`` takes a NumPy array of intensities and answers element
+    by element, in code the grader can rebuild (no ``min``/``if`` on an array)."""
+    entry = expected.lookup("check_attainable_array", (tuple(intensities), peak, bandwidth))
+    elements = {float(e["ai"]): expected.from_json(e) for e in entry.extra["elements"]}
+    judge_attainable_array(fn, intensities, peak, bandwidth, lambda x: elements[x])
+
+
+def check_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]]) -> None:
+    """Check ``bound(ai, peak_gflops, bandwidth_gbs)`` on each case of the notebook: the string,
+    the side of the ridge, and the ridge itself (which counts as "compute")."""
+    judge_bound(fn, cases, _table("check_bound"))

@@ -1,14 +1,19 @@
 """Where the course package is installed from: the one place that names the repository.
 
-Students on Colab (or any fresh machine) install ``course`` straight from the course's git
-repository. The URL and the git ref live here and nowhere else; everything that quotes them
-is generated from this module: the setup cell that opens every notebook
-(:mod:`course.runtime.setup_cell`), notebook 00's install line and the README's Open-in-Colab links
-(``python -m autograder.release``, which ``make release`` runs).
+Students on Colab (or any fresh machine) install ``course`` straight from the course's
+**student repository**: the public repository the instructor pushes the student distribution
+to (``make publish`` builds it from this private one: the ``course`` package, the releases,
+the figures, a student README; never a solution, a hidden test or the grader). The URL, the
+version and the git tag live here and nowhere else; everything that quotes them is generated
+from this module: the setup cell that opens every notebook (:mod:`course.runtime.setup_cell`),
+the Open-in-Colab links of both READMEs (``python -m autograder.release``, which
+``make release`` runs) and the student distribution's ``pyproject.toml``
+(``python -m autograder.publish``).
 
-INSTRUCTOR: set ``COURSE_REPO_URL`` to your course repository (and ``COURSE_REF`` to the tag
-or branch students should get), then run ``make release``. The URL below is a placeholder,
-and ``make release`` says so loudly until it is changed.
+INSTRUCTOR: set ``COURSE_REPO_URL`` to your student repository, then run ``make release`` and
+``make publish``. Bump ``COURSE_VERSION`` whenever the release changes: the setup cell pins
+its tag (``COURSE_REF``), so a student's install never moves under them. The URL below is a
+placeholder, and ``make release`` says so loudly until it is changed.
 """
 
 from __future__ import annotations
@@ -17,13 +22,18 @@ from urllib.parse import urlparse
 
 #: The URL this file ships with. A release built while COURSE_REPO_URL still equals it
 #: installs from a repository that is not the course's: ``make release`` warns.
-PLACEHOLDER_REPO_URL = "https://github.com/gpu-course/week4-roofline-tiling"
+PLACEHOLDER_REPO_URL = "https://github.com/gpu-course/week4-student"
 
-#: INSTRUCTOR: the public git repository that holds this course package (placeholder value).
-COURSE_REPO_URL = "https://github.com/gpu-course/week4-roofline-tiling"
+#: INSTRUCTOR: the public student repository that ``make publish``'s folder is pushed to
+#: (placeholder value). Never this private repository: it holds the answers.
+COURSE_REPO_URL = "https://github.com/gpu-course/week4-student"
 
-#: INSTRUCTOR: the branch or tag students install; pin a tag once the term starts.
-COURSE_REF = "main"
+#: INSTRUCTOR: the student distribution's version; bump it whenever the release changes.
+COURSE_VERSION = "0.1.0"
+
+#: The git tag students install and Colab opens: ``make publish`` tags the student
+#: repository with it (``v`` + the version), the setup cell pins it.
+COURSE_REF = f"v{COURSE_VERSION}"
 
 #: Where the student notebooks sit inside the repository (what Open-in-Colab links open).
 RELEASE_DIR = "release/week4"

@@ -8,8 +8,9 @@ Three pieces, used by tests/test_notebooks_execute.py:
   from ``tests/colab-versions.txt`` (numba 0.61.2, numba-cuda 0.22.2, NumPy 2.1.3, …),
   installed once with uv (seconds from uv's cache) and reused while the file is unchanged.
   Built under a file lock, so parallel test workers share one.
-* :func:`build_wheel` — the course package as a wheel, built from a copy of its files (so
-  the repository is never on the runtime's path: students install, they do not clone).
+* :func:`build_student_distribution` — what ``make publish`` writes (the course package alone,
+  both releases, the student READMEs; :mod:`autograder.publish.student_tree`) and its wheel:
+  students install that, never this repository, so the runtime gets nothing else.
 * :func:`runtime` — a fresh, empty runtime on top of that venv: a venv whose ``.pth`` file
   adds the Colab venv's site-packages, so everything Colab ships is there, ``pip install``
   goes into the new venv alone, and ``course`` is importable only if something installed
@@ -34,8 +35,6 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".colab-venv"
 VERSIONS = ROOT / "tests" / "colab-versions.txt"
 PYTHON_VERSION = "3.13"
-#: the files that make the course package's wheel.
-PACKAGE_FILES = ("pyproject.toml", "README.md", "course", "autograder", "sample_class")
 
 
 class RuntimeSetupError(RuntimeError):
@@ -90,21 +89,14 @@ def ensure_venv(venv: Path = VENV) -> Path:
     return venv
 
 
-def build_wheel(out: Path) -> Path:
-    """Build the course package's wheel from a copy of its files; return the wheel's path."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "src"
-        src.mkdir()
-        for name in PACKAGE_FILES:
-            path = ROOT / name
-            if path.is_dir():
-                shutil.copytree(path, src / name,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            else:
-                shutil.copy(path, src / name)
-        _uv("build", "--wheel", "--quiet", "--out-dir", str(out), str(src))
-    (wheel,) = out.glob("*.whl")
-    return wheel
+def build_student_distribution(out: Path) -> tuple[Path, Path]:
+    """The student distribution (``out/student``) and its wheel (in ``out/wheel``), built as
+    ``make publish`` builds them; their paths."""
+    sys.path.insert(0, str(ROOT))  # run as a script: the instructor's packages, from here
+    from autograder.publish import student_tree
+
+    tree = student_tree.build(ROOT, out / "student")
+    return tree, student_tree.build_wheel(tree, out / "wheel")
 
 
 def site_packages(venv: Path) -> Path:

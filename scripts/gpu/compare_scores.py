@@ -1,4 +1,4 @@
-"""Compare a graded sample class (``harness demo --json FILE``) with the expected scores."""
+"""Compare a graded sample class (``python -m sample_class --json FILE``) with what it expects."""
 
 import argparse
 import json

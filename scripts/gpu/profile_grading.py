@@ -1,7 +1,7 @@
 """Where grading's CPU time goes: a per-notebook, per-process-kind profile of one grading run.
 
     .venv/bin/python scripts/gpu/profile_grading.py --out profile.md
-    .venv/bin/python scripts/gpu/profile_grading.py -- python -m autograder demo --class full \
+    .venv/bin/python scripts/gpu/profile_grading.py -- python -m sample_class --class full \
         --students ada_correct
 
 It runs the command (by default the one above: one full correct submission, graded end to end
@@ -47,7 +47,7 @@ from common import ROOT  # first: the shared setup (common.py)
 TICK = os.sysconf("SC_CLK_TCK")
 #: a grading kernel's own folder (autograder.grading.execute), in the command line of its processes
 KERNEL_DIR = re.compile(r"week4-kernel-[A-Za-z0-9_]+")
-DEFAULT = [sys.executable, "-m", "autograder", "demo", "--class", "full",
+DEFAULT = [sys.executable, "-m", "sample_class", "--class", "full",
            "--students", "ada_correct"]
 KINDS = {
     "harness": "the harness (staging, table)",

@@ -91,7 +91,7 @@ elif [ "$PART" = smoke ]; then
   timeout 200 python3 scripts/gpu/run_notebooks.py --track numba --out "$OUT/executed" 2>&1 \
     | grep -v "without encryption" | tail -15
   echo "== a few students through real nbgrader autograde"
-  python3 -m autograder demo --json "$OUT/smoke.json" --class full \
+  python3 -m sample_class --json "$OUT/smoke.json" --class full \
     --students ada_correct,zoe_lazy_at_large_k,bea_cuda_correct,ivy_global_inner_loop \
     > "$OUT/smoke.txt" 2>&1
   python3 scripts/gpu/compare_scores.py "$OUT/smoke.json" --gpu --only-present | tail -4
@@ -191,7 +191,7 @@ elif [ "$PART" = printing ]; then
   who=$who,zoe_lazy_at_large_k,yan_spins_at_large_k,yul_spins_at_one_shape,kim_fake_kernel
   who=$who,ivy_global_inner_loop,gwen_cuda_global_inner_loop,hana_cuda_compile_and_types
   echo "== graded through real nbgrader autograde: ${who//,/ }"
-  timeout 400 python3 -m autograder demo --json "$OUT/printing.json" --class full \
+  timeout 400 python3 -m sample_class --json "$OUT/printing.json" --class full \
     --students "$who" > "$OUT/printing.txt" 2>&1
   grep -E "^[a-z]+_[a-z_]+ +[0-9]+ notebook" "$OUT/printing.txt" | cut -c1-100
   python3 scripts/gpu/compare_scores.py "$OUT/printing.json" --gpu --only-present \
@@ -233,7 +233,7 @@ elif [ "$PART" = class ]; then
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.
   # The full class (the demo's default is the core class), or ONLY_STUDENTS.
-  python3 -m autograder demo --json "$OUT/class.json" --class full \
+  python3 -m sample_class --json "$OUT/class.json" --class full \
     ${ONLY_STUDENTS:+--students "${ONLY_STUDENTS// /,}"} > "$OUT/class.txt" 2>&1
   tail -20 "$OUT/class.txt" | cut -c1-110
   python3 scripts/gpu/compare_scores.py "$OUT/class.json" --gpu ${ONLY_STUDENTS:+--only-present} | tee "$OUT/compare.txt" | tail -4
