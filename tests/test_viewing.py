@@ -274,8 +274,12 @@ def test_feedback_keeps_one_protected_page_per_graded_notebook(tmp_path: Path) -
         (folder / extra).write_text("<script>alert(1)</script>")
     (folder / "sub").mkdir()
     (folder / "sub" / "x.html").write_text("x")
+    (folder / "timestamp.txt").write_text("2026-12-01 12:00:00.000000 UTC")
+    (folder / "submission_secret.txt").write_text("…")
     removed = feedback.finish(tmp_path, "week4")
-    assert sorted(p.name for p in folder.iterdir()) == ["06_tile_sweep.html"]
+    # nbgrader release_feedback reads its own two files (tests/test_exchange.py)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "06_tile_sweep.html", "submission_secret.txt", "timestamp.txt"]
     assert len(removed) == 5
     text = page.read_text()
     assert text.index(feedback.META) < text.index("<meta charset")

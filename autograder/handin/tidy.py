@@ -23,9 +23,7 @@ from pathlib import Path
 from autograder.handin import report
 from autograder.handin.recognise import Release, classify
 from autograder.runner.names import ASSIGNMENT, submitted_students
-
-#: files nbgrader itself writes into a submission folder (submit, collect, zip_collect)
-NBGRADER_FILES = {"timestamp.txt", "submission_secret.txt"}
+from autograder.viewing.feedback import NBGRADER_FILES  # nbgrader's own files: not handed in
 
 
 def hidden(rel: str) -> bool:

@@ -4,9 +4,10 @@ nbgrader's ``generate_feedback`` copies every file of ``autograded/<student>/wee
 ``feedback/<student>/week4/`` beside the pages it writes: the trusted re-check's records
 (``*.trusted.json``: timings, the sandbox's state, reasons), the viewing record
 (``*.viewing.json``) and whatever the student handed in beside the notebooks (an ``.html`` or
-``.svg`` of their own). :func:`finish` keeps one page per graded notebook and removes the
-rest; the hidden tests' source was never there (``ClearHiddenTests``, see
-``autograder.grading.config``).
+``.svg`` of their own). :func:`finish` keeps one page per graded notebook, and nbgrader's
+own ``timestamp.txt`` and ``submission_secret.txt`` (``release_feedback`` reads them to hand
+the folder back to the right student; nobody renders them), and removes the rest; the hidden
+tests' source was never there (``ClearHiddenTests``, see ``autograder.grading.config``).
 
 Each page then gets a ``Content-Security-Policy`` as its first ``<head>`` element: no script
 but MathJax from the CDN nbconvert's template names, no image but the ones embedded in the
@@ -37,6 +38,9 @@ POLICY = "; ".join([
 ])
 META = f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
 HEAD = "<head>"
+#: the files nbgrader itself writes into a submission folder (submit, collect, zip_collect),
+#: which ``nbgrader release_feedback`` needs beside the feedback pages
+NBGRADER_FILES = frozenset({"timestamp.txt", "submission_secret.txt"})
 
 
 def protect_page(page: Path) -> bool:
@@ -55,14 +59,15 @@ def protect_page(page: Path) -> bool:
 
 def finish(root: Path, assignment: str) -> list[Path]:
     """Keep only ``feedback/<student>/<assignment>/<notebook>.html`` for the notebooks that
-    were graded, each protected; return what was removed."""
+    were graded, each protected (and :data:`NBGRADER_FILES`); return what was removed."""
     removed: list[Path] = []
     for folder in sorted((root / "feedback").glob(f"*/{assignment}")):
         graded = root / "autograded" / folder.parent.name / assignment
         notebooks = {p.stem for p in graded.glob("*.ipynb")}
         for path in sorted(folder.iterdir()):
-            keep = path.is_file() and not path.is_symlink() and path.suffix == ".html" \
-                and path.stem in notebooks and protect_page(path)
+            plain = path.is_file() and not path.is_symlink()
+            keep = plain and (path.name in NBGRADER_FILES or path.suffix == ".html"
+                              and path.stem in notebooks and protect_page(path))
             if keep:
                 continue
             if path.is_dir() and not path.is_symlink():
