@@ -18,7 +18,7 @@ sys.setswitchinterval(5e-4)  # simulator threads hand over faster: about 2× qui
 #: starts in collection order, so these start at once instead of leaving one long file running
 #: alone at the end (the sample class alone is most of a CI run).
 LONGEST_FIRST = ("test_sample_class.py", "test_browser.py", "test_slurm.py",
-                 "test_notebooks_execute.py")
+                 "test_notebooks_execute.py", "test_browser_viewing.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
