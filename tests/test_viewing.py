@@ -169,6 +169,15 @@ def test_the_autograded_notebook_is_cleaned_and_the_answer_kept() -> None:
     assert found["notebook metadata"] == ["widget state"]
 
 
+def test_a_cell_with_nothing_to_remove_is_left_as_written() -> None:
+    raw = nbformat.v4.new_raw_cell("x < y &  z\n<b>bold</b>")
+    html = nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/html": "<table><tr><td>1 &lt; 2</td></tr></table>"})])
+    before = copy.deepcopy([raw, html])
+    assert notebook.clean_cell(raw, "en") == [] and notebook.clean_cell(html, "en") == []
+    assert [raw, html] == before
+
+
 def test_a_missing_attachment_no_longer_fails_the_page() -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("![x](attachment:nowhere.png)")]
@@ -228,7 +237,7 @@ def test_pages_of_a_hostile_notebook_run_nothing(template: str) -> None:
     html, _ = _exporter(template, clean=True).from_notebook_node(nb)
     bare = nbformat.v4.new_notebook(metadata=copy.deepcopy(nb.metadata))  # the same template
     empty, _ = _exporter(template, clean=True).from_notebook_node(bare)  # scripts, no cells
-    found, baseline = policy._inventory(html), policy._inventory(empty)
+    found, baseline = policy.inventory(html), policy.inventory(empty)
     handlers = [a for a in found.attributes if a[1].startswith("on")]
     assert handlers == [], handlers
     for tag in ("iframe", "object", "embed", "base", "form", "svg", "link", "script", "meta"):
@@ -311,10 +320,8 @@ def test_the_grading_pages_hashes_are_its_templates_scripts_only() -> None:
     nb.cells = [nbformat.v4.new_code_cell("1")]
     html, _ = exp.from_notebook_node(nb, resources=dict(resources))
     hashes = formgrader.template_hashes(exp.environment, resources)
-    page = formgrader._TemplateScripts()
-    page.feed(html)
-    ours = {formgrader._sha256(s) for s in page.scripts} | \
-        {formgrader._sha256(h) for h in page.handlers}
+    page = policy.inventory(html)
+    ours = {formgrader._sha256(text) for text in page.scripts + page.handlers}
     assert set(hashes) <= ours and len(hashes) >= 4  # 3 inline scripts + 2 handlers
     assert formgrader._sha256("evil()") not in hashes
     policy_text = formgrader.page_policy("http://127.0.0.1:8888", "/", hashes)

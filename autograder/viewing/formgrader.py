@@ -28,42 +28,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from html.parser import HTMLParser
 from typing import Any
 
 from autograder.viewing.feedback import MATHJAX
+from autograder.viewing.policy import inventory
 
 #: The files a student handed in, as Jupyter Server serves its own ``/files``.
 FILES_POLICY = "; ".join([
     "sandbox", "default-src 'none'", "img-src 'self' data:", "style-src 'unsafe-inline'",
     "frame-ancestors 'self'",
 ])
-
-
-class _TemplateScripts(HTMLParser):
-    """The inline scripts and event-handler attributes of nbgrader's own page template."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.scripts: list[str] = []
-        self.handlers: list[str] = []
-        self._in_script = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        self.handlers += [v for k, v in attrs if k.startswith("on") and v]
-        self._in_script = tag == "script" and "src" not in found \
-            and (found.get("type") or "text/javascript") == "text/javascript"
-        if self._in_script:
-            self.scripts.append("")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_script:
-            self.scripts[-1] += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self._in_script = False
 
 
 def _sha256(text: str) -> str:
@@ -76,10 +50,8 @@ def template_hashes(environment: Any, resources: dict[str, Any]) -> list[str]:
     navigation bar, rendered for ``resources`` with the student's names left out."""
     macros = environment.get_template("formgrade_macros.html.j2").module
     anonymous = {**resources, "student": "", "first_name": "", "last_name": ""}
-    parser = _TemplateScripts()
-    parser.feed(str(macros.header(anonymous)) + str(macros.nav(anonymous)))
-    parser.close()
-    return sorted({_sha256(s) for s in parser.scripts} | {_sha256(h) for h in parser.handlers})
+    found = inventory(str(macros.header(anonymous)) + str(macros.nav(anonymous)))
+    return sorted({_sha256(text) for text in found.scripts + found.handlers})
 
 
 def page_policy(origin: str, base_url: str, hashes: list[str]) -> str:

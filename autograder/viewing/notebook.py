@@ -142,8 +142,9 @@ def clean_cell(cell: NotebookNode, language: str) -> list[str]:
                 del attachments[name]
     if cell.cell_type == "raw":
         cleaned, gone = policy.clean_and_report(_text(cell.source))
-        cell.source = cleaned
-        lost += gone
+        if gone:
+            cell.source = cleaned
+            lost += gone
     lost += _clean_outputs(cell, language)
     return lost
 

@@ -65,19 +65,34 @@ def clean(html: str) -> str:
         filter_style_properties=set(STYLE_PROPERTIES))
 
 
-class _Inventory(HTMLParser):
-    """The tags and (tag, attribute, value) triples of a fragment, counted, with what the
-    cleaner itself changes undone: the ``rel`` it adds to links, the id prefix, and the
-    spacing it gives ``style``."""
+class Inventory(HTMLParser):
+    """What a fragment holds, for the report and for the formgrader's hashes:
+
+    * ``tags`` and ``attributes`` ((tag, attribute, value) triples), counted, with what the
+      cleaner itself changes undone — the ``rel`` it adds to links, the id prefix, the
+      spacing it gives ``style``;
+    * ``scripts`` (the text of each inline JavaScript ``<script>``) and ``handlers`` (each
+      event-handler attribute's value), exactly as written.
+    """
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: Counter[str] = Counter()
         self.attributes: Counter[tuple[str, str, str]] = Counter()
+        self.scripts: list[str] = []
+        self.handlers: list[str] = []
+        self._in_script = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags[tag] += 1
+        found = dict(attrs)
+        self._in_script = tag == "script" and "src" not in found \
+            and (found.get("type") or "text/javascript") == "text/javascript"
+        if self._in_script:
+            self.scripts.append("")
         for name, value in attrs:
+            if name.startswith("on") and value:
+                self.handlers.append(value)
             if name == "rel":  # the cleaner adds rel="noopener …" to links: not a loss
                 continue
             text = value or ""
@@ -89,9 +104,18 @@ class _Inventory(HTMLParser):
 
     handle_startendtag = handle_starttag
 
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
 
-def _inventory(html: str) -> _Inventory:
-    parser = _Inventory()
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+
+def inventory(html: str) -> Inventory:
+    """The :class:`Inventory` of ``html``."""
+    parser = Inventory()
     parser.feed(html)
     parser.close()
     return parser
@@ -102,7 +126,7 @@ def removed(original: str, cleaned: str) -> list[str]:
 
     A report for people (the grade table's notes); the cleaning itself never depends on it.
     """
-    before, after = _inventory(original), _inventory(cleaned)
+    before, after = inventory(original), inventory(cleaned)
     gone = [f"<{tag}>" for tag in sorted(before.tags - after.tags)]
     # an attribute of a tag that is gone altogether is said by the tag
     gone += sorted({f"{tag} {name}=" for tag, name, _value in before.attributes - after.attributes
