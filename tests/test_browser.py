@@ -273,11 +273,10 @@ def _korean_panel(page, base: str) -> int:
 HAND_GRADED = "why_not_tile_32"
 
 
-def _graded_course(tmp: Path) -> Path:
-    """A course copy (our nbgrader config), the release, Ada's notebook 6 autograded, clean
-    Jupyter settings, and a user-level nbgrader config that only names a writable exchange."""
-    import sample_class as samples
-
+def graded_course(tmp: Path, hand_in) -> tuple[Path, str]:
+    """A course copy (our nbgrader config, the figures the release embeds), the release,
+    ``hand_in(root)`` writing ``submitted/``, the harness's ``grade``, and the instructor's
+    settings dirs; (the course directory, what ``grade`` printed)."""
     root = tmp / "course"
     root.mkdir()
     shutil.copytree(ROOT / "source", root / "source",
@@ -289,17 +288,26 @@ def _graded_course(tmp: Path) -> Path:
     out = subprocess.run([*harness, "release", "--root", str(root)], env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    ada = samples.sample_students()["ada_correct"]
-    folder = root / "submitted" / "ada_correct" / "week4"
-    folder.mkdir(parents=True)
-    nb = samples.build_notebook(root, "06_tile_sweep", ada)
-    (folder / "06_tile_sweep.ipynb").write_text(json.dumps(nb))
+    hand_in(root)
     out = subprocess.run([*harness, "grade", "--root", str(root)], env=env,
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    assert f"to grade by hand: 06_tile_sweep:{HAND_GRADED}" in out.stdout, out.stdout[-2000:]
-
     instructor_settings(tmp)
+    return root, out.stdout
+
+
+def _graded_course(tmp: Path) -> Path:
+    """Ada's notebook 6 graded, for the hand-grading test."""
+    import sample_class as samples
+
+    def hand_in(root: Path) -> None:
+        folder = root / "submitted" / "ada_correct" / "week4"
+        folder.mkdir(parents=True)
+        nb = samples.build_notebook(root, "06_tile_sweep", samples.sample_students()["ada_correct"])
+        (folder / "06_tile_sweep.ipynb").write_text(json.dumps(nb))
+
+    root, printed = graded_course(tmp, hand_in)
+    assert f"to grade by hand: 06_tile_sweep:{HAND_GRADED}" in printed, printed[-2000:]
     return root
 
 

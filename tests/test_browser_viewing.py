@@ -24,11 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
-import os
 import secrets
-import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -77,23 +73,9 @@ def _graded_course(tmp: Path) -> Path:
     """A course copy with the release and Ivo's notebook 6 graded by the harness."""
     import sample_class as samples
 
-    root = tmp / "course"
-    root.mkdir()
-    shutil.copytree(ROOT / "source", root / "source",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copytree(ROOT / "assets", root / "assets")
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), PYTHONPATH=str(ROOT))
-    harness = [sys.executable, "-m", "autograder"]
-    out = subprocess.run([*harness, "release", "--root", str(root)], env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    samples.build_class(root, root / "submitted", only=[STUDENT])
-    out = subprocess.run([*harness, "grade", "--root", str(root)], env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    assert "removed from view" in out.stdout, out.stdout[-3000:]
-    lab.instructor_settings(tmp)
+    root, printed = lab.graded_course(
+        tmp, lambda root: samples.build_class(root, root / "submitted", only=[STUDENT]))
+    assert "removed from view" in printed, printed[-3000:]
     return root
 
 
