@@ -366,10 +366,20 @@ def test_collection_csv_never_holds_a_formula_and_reads_back_exactly(tmp_path: P
 
 
 def test_the_grade_table_spells_out_control_characters() -> None:
-    from autograder.results.table import Row, printable, render
+    from autograder.results.table import Row, render
+    from autograder.viewing.terminal import printable
 
     assert printable("a\x1b[2Jb\x07") == "a\\x1b[2Jb\\x07"
     row = Row("s", scores={"01": (1.0, 2.0)}, notes=["\x1b]0;pwned\x07 title"])
     row.lost["01:x"] = "ValueError: \x1b[31mred"
     text = render(["01"], [row])
     assert "\x1b" not in text and "\x07" not in text and "\\x1b" in text
+
+
+def test_the_collection_summary_spells_out_control_characters(tmp_path: Path) -> None:
+    from autograder.handin import report
+
+    (tmp_path / "submitted" / "s" / "week4").mkdir(parents=True)
+    entry = report.Entry("folder", "s", "\x1b]0;pwned\x07.ipynb", "", "ignored", "not a notebook")
+    text = report.summary([entry], tmp_path / "submitted", "collection")
+    assert "\x1b" not in text and "\\x1b]0;pwned\\x07" in text and "\n" in text

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from autograder.runner.names import submitted_students
+from autograder.viewing.terminal import printable
 
 CSV_NAME = "collection.csv"
 #: files left out of grading go here, by student, never silently deleted
@@ -134,4 +135,4 @@ def summary(entries: list[Entry], submitted: Path, title: str) -> str:
         who = entry.student or "(no student)"
         note = entry.note() or entry.detail
         lines.append(f"  {entry.outcome.upper():<10} {who}: {note}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))

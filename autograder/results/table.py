@@ -19,6 +19,7 @@ from autograder.runner.names import ASSIGNMENT
 from autograder.runner.nbgrader_cli import GRADING_FAILED
 from autograder.sandbox import bwrap as sandbox
 from autograder.viewing import notebook as viewing
+from autograder.viewing.terminal import printable
 from course.runtime.i18n import DEFAULT, in_language
 
 #: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are
@@ -120,12 +121,6 @@ def _viewing_notes(root: Path, student: str, notebook: str, summary: dict) -> li
     return [in_language(language, "{notebook}: removed from view (it could run script where "
                                   "the notebook is shown): {items}").format(
         notebook=notebook, items=shown)]
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters spelled out: a student's text (an error message, a
-    file name) must not drive the instructor's terminal."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:

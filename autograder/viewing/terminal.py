@@ -1,0 +1,15 @@
+"""What reaches the instructor's terminal: a student's text never drives it.
+
+A handed-in file's name, an error message a student's code raised, a note quoting either: the
+grade table and the collection summary print them. :func:`printable` spells out every control
+character (``\\x1b[2J`` stays visible text), so no escape sequence clears the screen, retitles
+the window or hides a line.
+"""
+
+from __future__ import annotations
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters spelled out; lines stay lines."""
+    return "\n".join("".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
+                     for line in text.split("\n"))
