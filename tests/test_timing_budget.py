@@ -199,3 +199,24 @@ def test_off_a_gpu_the_speedup_timing_has_no_budget():
     from course.checks.speedup import gpu_timing_budget
 
     assert gpu_timing_budget(["tiled", "own naive"], 40) is None  # this machine: the simulator
+
+
+def test_the_budget_blames_the_kernel_that_used_it_not_the_one_running_at_the_deadline():
+    """Timed interleaved, a crawling naive kernel can use nearly all of the budget while the
+    deadline falls during a tiled launch: the overrun is the naive kernel's (issue 32's
+    second timing depends on it), and so is the reason."""
+    clock, reasons = StandInClock(), []
+    budget = budget_for(clock, reasons, floor_s=10.0)
+    budget.start(launches=3, per_kernel=1)
+    budget.running("own naive")
+    clock.t += 9.5  # the naive kernel crawls through most of the budget
+    budget.running("tiled")
+    clock.t += 0.2
+    assert budget.culprit() == "own naive"
+    clock.t += 1.0  # the deadline passes during the tiled launch
+    deadline = time.monotonic() + 5
+    while not reasons and time.monotonic() < deadline:
+        time.sleep(0.01)
+    budget.stop()
+    assert budget.expired is not None and budget.expired.kernel == "own naive"
+    assert "your naive kernel" in reasons[0] and "tiled" not in reasons[0].split(" did ")[0]

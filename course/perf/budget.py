@@ -17,8 +17,9 @@ kernel takes 0.30 s for as many"). In the fresh check process (:mod:`course._iso
 handler writes that reason as the check's result and ends the process at once
 (:func:`exit_on_overrun`): the GPU and its lock are free for the next student. Elsewhere (no
 handler set) the timing raises :class:`TimingBudgetExceeded` after the launch in progress
-returns. Either way the reason is an :class:`OverrunReason`, which also names the launch that
-was running (``"own naive"``): the speedup check times the tiled kernel again without the
+returns. Either way the reason is an :class:`OverrunReason`, which also names the launches that
+used most of the budget (``"own naive"``; not simply those running at the deadline, since the
+kernels are timed interleaved): the speedup check times the tiled kernel again without the
 student's own naive kernel when that is the one that could not be timed
 (:mod:`course.checks.speedup_baseline`).
 """
@@ -43,7 +44,7 @@ MULTIPLE = 10.0
 
 class OverrunReason(str):
     """Why a timing was stopped, in the student's language (it is that text), and ``kernel``:
-    the name of the launch that was running when its deadline passed."""
+    the name of the launches that used most of its budget (:meth:`LaunchBudget.culprit`)."""
 
     kernel: str
 
@@ -58,7 +59,7 @@ class TimingBudgetExceeded(RuntimeError):
 
     @property
     def kernel(self) -> str:
-        """The launch that was running when the deadline passed ("" if unknown)."""
+        """The launches that used most of the budget ("" if unknown)."""
         reason = self.args[0] if self.args else ""
         return reason.kernel if isinstance(reason, OverrunReason) else ""
 
@@ -101,6 +102,8 @@ class LaunchBudget:
     _per_kernel: int = field(default=0, init=False)
     _reference_s: float | None = field(default=None, init=False)
     _current: str = field(default="", init=False)
+    _since: float = field(default=0.0, init=False)
+    _spent: dict[str, float] = field(default_factory=dict, init=False)
     _started: float = field(default=0.0, init=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
@@ -110,6 +113,7 @@ class LaunchBudget:
         reference is measured, only :attr:`floor_s` is allowed."""
         self._launches, self._per_kernel = launches, per_kernel
         self._started, self.seconds = self.now(), self.floor_s
+        self._since = self._started
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
 
@@ -121,7 +125,21 @@ class LaunchBudget:
 
     def running(self, name: str) -> None:
         """The launches of ``name`` are the ones in progress (for the reason)."""
-        self._current = name
+        now = self.now()
+        if self._current:
+            self._spent[self._current] = self._spent.get(self._current, 0.0) + now - self._since
+        self._current, self._since = name, now
+
+    def culprit(self) -> str:
+        """The launches that used the most of the budget, those in progress counted to now.
+
+        Not simply the ones in progress: launches are interleaved, so a crawling kernel can use
+        nearly all of the budget and the deadline still fall during another's launch.
+        """
+        spent = dict(self._spent)
+        if self._current:
+            spent[self._current] = spent.get(self._current, 0.0) + self.now() - self._since
+        return max(spent, key=lambda name: spent[name]) if spent else self._current
 
     @property
     def current(self) -> str:
@@ -140,8 +158,8 @@ class LaunchBudget:
 
     def reason(self) -> str:
         """Why the launches were stopped, in the student's language, with the numbers."""
-        label = self.labels.get(self._current) or _("the kernel {name!r}").format(
-            name=self._current)
+        culprit = self.culprit()
+        label = self.labels.get(culprit) or _("the kernel {name!r}").format(name=culprit)
         ref = self.labels.get(self.reference) or _("the kernel {name!r}").format(
             name=self.reference)
         if self._reference_s is None:
@@ -158,7 +176,7 @@ class LaunchBudget:
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_s):
             if self.now() - self._started > self.seconds:
-                self.expired = OverrunReason(self.reason(), self._current)
+                self.expired = OverrunReason(self.reason(), self.culprit())
                 handler = self.on_overrun or gpulock.hung_launch_handler()
                 if handler is not None:
                     handler(self.expired)
