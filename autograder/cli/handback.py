@@ -18,6 +18,7 @@ from pathlib import Path
 
 from autograder.handback import canvas_csv, canvas_upload, moodle, package, roster
 from autograder.handback.roster import READY, Student
+from autograder.viewing.terminal import printable
 
 OUT = "handback"
 LMSS = ("canvas", "moodle")
@@ -62,7 +63,7 @@ def _summary(title: str, students: list[Student], sent: list[Student], left_out:
     if any(s.not_measured for s in sent):
         lines.append("  NOTE     GPU checks were not measured (no GPU): they are out of every "
                      "maximum; grade on a GPU machine for the full points")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # names and reasons are the students' and the LMS's
 
 
 def _export_canvas(root: Path, args: argparse.Namespace, students: list[Student]) -> int:

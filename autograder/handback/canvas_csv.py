@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.handback.roster import READY, Student, number
+from autograder.handin import report
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_ROW = "Points Possible"
@@ -170,7 +171,7 @@ def write_import(path: Path, students: list[Student], export: CanvasExport | Non
                     continue
                 cells = [row.get(h, "") for h in HEADER]
             elif who.lms_id("canvas").isdigit():
-                cells = [who.name, who.lms_id("canvas"), "", "", ""]
+                cells = [report.to_cell(who.name), who.lms_id("canvas"), "", "", ""]
             else:  # Canvas would match them by name alone, or not at all
                 left_out.append(f"{who.label()}: no Canvas user id (collect from a Canvas "
                                 "zip, or give MAPPING= or GRADEBOOK=)")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.handback.roster import Student, canvas_ready, comment, number
+from autograder.viewing.terminal import printable
 
 
 @dataclass
@@ -117,5 +118,6 @@ def send(target: Target, token: str, todo: list[tuple[Student, str, str]],
         except (CanvasException, RequestException, OSError, ValueError) as exc:
             failed[who.student] = f"{who.label()} (Canvas user {user}): {exc}"
             continue
-        say(f"  SENT     {who.label()}: {score} points, {len(file_ids)} feedback file(s)")
+        say(printable(f"  SENT     {who.label()}: {score} points, "
+                      f"{len(file_ids)} feedback file(s)"))
     return failed

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from autograder.handback import package
 from autograder.handback.roster import READY, Student, comment, number
+from autograder.handin import report
 
 IDENTIFIER = "Identifier"
 GRADE = "Grade"
@@ -75,8 +76,9 @@ def write(out: Path, students: list[Student], out_of: float | None,
                                 "worksheet given")
                 continue
             full = who.lms_name.get("moodle") or who.name
-            writer.writerow([f"{PARTICIPANT}{pid}", full, number(who.scaled(out_of)),
-                             number(points), stamp, comment(who, points, out_of)])
+            writer.writerow([f"{PARTICIPANT}{pid}", report.to_cell(full),
+                             number(who.scaled(out_of)), number(points), stamp,
+                             comment(who, points, out_of)])
             folder = f"{package.safe_part(full, no_underscore=True)}_{pid}_assignsubmission_file_"
             members += [(f"{folder}/{package.safe_part(html.stem, fallback='notebook')}"
                          "-feedback.html", html) for html in who.feedback]

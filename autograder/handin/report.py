@@ -77,7 +77,8 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 QUOTE = "'"
 
 
-def _to_cell(value: str) -> str:
+def to_cell(value: str) -> str:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula."""
     return QUOTE + value if value.startswith((*FORMULA_START, QUOTE)) else value
 
 
@@ -105,7 +106,7 @@ def write(root: Path, entries: list[Entry], step: str) -> Path:
         writer.writeheader()
         for entry in sorted(rows, key=lambda e: (e.step == "folder", e.step, e.student,
                                                  e.handed_in)):
-            writer.writerow({k: _to_cell(str(v)) for k, v in asdict(entry).items()})
+            writer.writerow({k: to_cell(str(v)) for k, v in asdict(entry).items()})
     return path
 
 
