@@ -203,6 +203,25 @@ def test_a_planted_leak_fails_the_check(plant, built, secrets, tmp_path) -> None
     assert any(leak.what.startswith(what) for leak in found), [str(x) for x in found]
 
 
+def test_rules_copied_into_the_course_package_itself_are_caught(tmp_path) -> None:
+    """The course package is what students get, so its lines are not exempt from the answer
+    rules: an instructor who copies the rules into ``course/`` before publishing is stopped
+    (the other plants go into a staged copy; this one into the repository itself)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("source", "autograder", "sample_class", "tests"):
+        (root / name).symlink_to(ROOT / name)
+    shutil.copytree(ROOT / "course", root / "course",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "autograder" / "answers" / "intensity.py",
+                root / "course" / "checks" / "models.py")
+    found = leaks.scan_tree(root / "course", leaks.collect(root))
+    assert any("models.py" in leak.where and "autograder/answers" in leak.what
+               for leak in found), found[:3]
+    clean = leaks.scan_tree(ROOT / "course", leaks.collect(ROOT))
+    assert clean == [], clean[:3]
+
+
 def test_a_leak_in_the_wheel_alone_fails_the_check(built, secrets, tmp_path) -> None:
     """The wheel is checked on its own: a file the build would add (or a package besides
     ``course``) is caught there even when the folder is clean."""

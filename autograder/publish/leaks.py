@@ -16,8 +16,9 @@ A line is *meaningful* when, with its whitespace collapsed, it has at least
 student's material legitimately holds too (the starter code and prose of the source notebooks
 outside solutions and hidden tests, and the few reviewed lines of ``templates/shared_lines.txt``
 that a solution and the course package's own code share, each with its reason; for the grader,
-the sample class and the tests also the ``course`` package and the student README's templates,
-which they share boilerplate with) is not a secret. Then every text line of every file of the
+the sample class and the tests also the ``course`` package, which they share boilerplate with,
+but for the answer rules of ``autograder/answers/``, and the student README's templates) is not
+a secret; nor is an import or a decorator. Then every text line of every file of the
 distribution — every cell and stored output of a notebook, every line of the package, inside
 the wheel's zip too — is looked up among the secrets, and every solution cell of a distributed
 notebook must have no stored output. A compiled file (``.pyc``, ``.so``) is refused: it cannot
@@ -42,6 +43,8 @@ MIN_CHARS = 12
 #: nbgrader's markers and the stubs it puts in place of a solution (in every release).
 MARKERS = re.compile(r"^((BEGIN|END) (SOLUTION|HIDDEN TESTS)|YOUR CODE HERE|"
                      r"raise NotImplementedError\(\)|YOUR ANSWER HERE)")
+#: lines too plain to be anyone's answer, however long: imports and decorators.
+PLAIN = re.compile(r"^(import |from \S+ import |@\w)")
 #: what may stand around a pasted line: comment and quote marks, list bullets, a trailing comma.
 _WRAPPING = "#/>*-`'\" ,;"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -74,7 +77,7 @@ def normalise(line: str) -> str:
 def meaningful(line: str) -> str | None:
     """The line as a fingerprint (whitespace collapsed), or None if it is too plain to be one."""
     text = normalise(line)
-    if len(text) < MIN_CHARS or MARKERS.match(text):
+    if len(text) < MIN_CHARS or MARKERS.match(text) or PLAIN.match(text):
         return None
     return text
 
@@ -144,10 +147,10 @@ def _split_source_cell(cell: dict) -> tuple[list[str], list[str]]:
     secret: list[str] = []
     if meta.get("solution"):
         blocks = SOLUTION_BLOCK.findall(src)
-        if blocks or cell.get("cell_type") == "code":
+        if blocks:
             secret += blocks
             public = SOLUTION_BLOCK.sub("", src)
-        else:  # a written answer: the whole cell is the answer
+        else:  # a written answer, or a solution cell nbgrader replaces whole: all of it
             secret.append(src)
             public = ""
     else:
@@ -183,20 +186,26 @@ def collect(root: Path) -> Secrets:
                 for text in _output_texts(cell):
                     parts.append((text, f"stored output of the solution cell {where}"))
     secrets = Secrets()
+    reviewed = public | set(shared_lines())
     for text, what in parts:
-        secrets.add(text, what, public | set(shared_lines()))
+        secrets.add(text, what, reviewed)
     # The grader, the sample class and the tests share boilerplate with the course package
-    # and the README's templates: only what is theirs alone is secret.
-    shared = set(public)
-    for path in [*_py_files(root / "course"), *_py_files(TEMPLATES)]:
+    # and the README's templates: only what is theirs alone is secret. Not so the answer
+    # rules (autograder/answers/): a line of theirs in the course package is a leak unless it
+    # is reviewed (shared_lines.txt), so rules copied into `course` are caught.
+    for path in _py_files(TEMPLATES):
+        reviewed |= set(_lines(path.read_text(encoding="utf-8", errors="replace")))
+    shared = set(reviewed)
+    for path in _py_files(root / "course"):
         shared.update(_lines(path.read_text(encoding="utf-8", errors="replace")))
     for folder, what in (("sample_class", "the sample class"), ("autograder", "the grader"),
                          ("tests", "the instructor's tests")):
         for path in _py_files(root / folder):
             if path.is_relative_to(TEMPLATES):
                 continue
+            rules = path.is_relative_to(root / "autograder" / "answers")
             secrets.add(path.read_text(encoding="utf-8", errors="replace"),
-                        f"{what} ({path.relative_to(root)})", shared)
+                        f"{what} ({path.relative_to(root)})", reviewed if rules else shared)
     gradebook = root / "gradebook.db"
     if gradebook.is_file():
         secrets.blobs[hashlib.sha256(gradebook.read_bytes()).hexdigest()] = "the gradebook"
