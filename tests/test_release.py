@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from autograder.release import freshness
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT / "release" / "week4"
@@ -19,13 +18,26 @@ SOURCE = ROOT / "source" / "week4"
 
 @pytest.fixture(scope="module")
 def fresh_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    course = tmp_path_factory.mktemp("course")
-    shutil.copytree(SOURCE, course / "source" / "week4")
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "week4", "--force"],
-                   cwd=course, check=True, capture_output=True, env=env)
-    return course / "release" / "week4"
+    """Both releases built afresh from the sources (what ``make publish`` compares against)."""
+    built = freshness.fresh_build(ROOT, tmp_path_factory.mktemp("course"))
+    assert freshness.differences(built["ko"], ROOT / "release-ko" / "week4") == [], (
+        "release-ko/week4 is stale: run `make release` and commit it")
+    return built["en"]
+
+
+def test_a_stale_release_is_named(tmp_path: Path) -> None:
+    """The check ``make publish`` runs can fail: a source notebook edited, not released."""
+    for name in ("source", "release", "release-ko", "i18n", "assets"):
+        shutil.copytree(ROOT / name, tmp_path / name,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    path = tmp_path / "source" / "week4" / "04_writeup_experiment.ipynb"
+    nb = json.loads(path.read_text())
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    code["source"] = "".join(code["source"]) + "\n# edited after the release\n"
+    path.write_text(json.dumps(nb, indent=1))
+    assert freshness.stale(tmp_path) == ["release/week4/04_writeup_experiment.ipynb",
+                                         "release-ko/week4/04_writeup_experiment.ipynb"]
 
 
 def test_committed_release_matches_a_fresh_build(fresh_release: Path) -> None:

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.publish import leaks, student_tree
-from autograder.release import generated
+from autograder.release import freshness, generated
 from course.runtime import config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,7 @@ def publish(root: Path, out: Path, commit: bool = False, wheel_dir: Path | None 
     """Build, check and (only if no answer is found) write the student distribution into
     ``out`` and its wheel into ``wheel_dir`` (default ``root/build/student-wheel``); with
     ``commit``, commit and tag it there. The exit status: 0, or 1 if refused."""
-    stale = generated.sync(root, write=False).changed
+    stale = generated.sync(root, write=False).changed or freshness.stale(root)
     if stale:
         print("refused: the release is older than its sources (" + ", ".join(stale)
               + "): run `make release` first", file=sys.stderr)
