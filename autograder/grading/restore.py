@@ -40,26 +40,10 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from autograder.grading.languages import notebook_language, release_notebook
+from autograder.runner.cells import cell_text, nbgrader_meta
+from autograder.runner.cells import metadata as cell_metadata
 
 RESTORED_KEY = "course_restored"
-
-
-def _metadata(cell: dict[str, Any]) -> dict[str, Any]:
-    """A cell's metadata, or an empty one where a handed-in file has none or garbage."""
-    meta = cell.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def nbgrader_meta(cell: dict[str, Any]) -> dict[str, Any]:
-    """A cell's ``metadata.nbgrader`` (empty if it has none, or not a mapping)."""
-    grader = _metadata(cell).get("nbgrader")
-    return grader if isinstance(grader, dict) else {}
-
-
-def cell_text(cell: dict[str, Any]) -> str:
-    """A cell's source as one string (nbformat stores it as a string or a list of lines)."""
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
 
 
 def normalised(source: str) -> str:
@@ -69,7 +53,7 @@ def normalised(source: str) -> str:
 
 def cell_ids(cell: dict[str, Any]) -> set[str]:
     """A cell's ids: nbformat 4.5's ``id`` and the older ``metadata.id``."""
-    ids = {cell.get("id"), _metadata(cell).get("id")}
+    ids = {cell.get("id"), cell_metadata(cell).get("id")}
     return {i for i in ids if isinstance(i, str) and i}
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.answers.table import HIDDEN_BLOCK
+from autograder.runner.cells import cell_text, nbgrader_meta
 
 #: the shortest line (whitespace collapsed) that counts as a fingerprint: long enough that
 #: ``return out`` or ``else:`` never does, short enough that ``flops = 2 * M * N * K`` does.
@@ -119,11 +120,6 @@ def _notebook(path: Path) -> dict:
     return data
 
 
-def _source(cell: dict) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
 def _output_texts(cell: dict) -> Iterator[str]:
     for out in cell.get("outputs", []) or []:
         if "text" in out:
@@ -135,15 +131,10 @@ def _output_texts(cell: dict) -> Iterator[str]:
             yield "\n".join(out["traceback"])
 
 
-def _nbgrader(cell: dict) -> dict:
-    meta: dict = cell.get("metadata", {}).get("nbgrader", {}) or {}
-    return meta
-
-
 def _split_source_cell(cell: dict) -> tuple[list[str], list[str]]:
     """(the secret parts, the public rest) of one source-notebook cell."""
-    src = _source(cell)
-    meta = _nbgrader(cell)
+    src = cell_text(cell)
+    meta = nbgrader_meta(cell)
     secret: list[str] = []
     if meta.get("solution"):
         blocks = SOLUTION_BLOCK.findall(src)
@@ -174,7 +165,7 @@ def collect(root: Path) -> Secrets:
     parts: list[tuple[str, str]] = []  # (secret text, what)
     for path in sorted(source.glob("*.ipynb")):
         for cell in _notebook(path)["cells"]:
-            meta = _nbgrader(cell)
+            meta = nbgrader_meta(cell)
             secret, rest = _split_source_cell(cell)
             where = f"{path.stem}/{meta.get('grade_id') or cell.get('id', '?')}"
             for text in secret:
@@ -224,11 +215,11 @@ def _scan_text(text: str, where: str, secrets: Secrets) -> Iterator[Leak]:
 
 def _scan_notebook(data: dict, where: str, secrets: Secrets) -> Iterator[Leak]:
     for i, cell in enumerate(data.get("cells", [])):
-        at = f"{where}, cell {i} ({_nbgrader(cell).get('grade_id') or cell.get('id', '?')})"
-        yield from _scan_text(_source(cell), at, secrets)
+        at = f"{where}, cell {i} ({nbgrader_meta(cell).get('grade_id') or cell.get('id', '?')})"
+        yield from _scan_text(cell_text(cell), at, secrets)
         for text in _output_texts(cell):
             yield from _scan_text(text, f"{at}, stored output", secrets)
-        if _nbgrader(cell).get("solution") and cell.get("outputs"):
+        if nbgrader_meta(cell).get("solution") and cell.get("outputs"):
             yield Leak("a stored output of a solution cell", at)
 
 

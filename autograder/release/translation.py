@@ -44,6 +44,7 @@ from nbformat.notebooknode import from_dict
 from nbgrader.utils import compute_checksum
 
 from autograder.runner.names import ASSIGNMENT
+from autograder.runner.cells import cell_text, nbgrader_meta
 from course.runtime import i18n
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,18 +81,9 @@ def release_dir(root: Path, language: str) -> Path:
     return root / f"release-{language}" / ASSIGNMENT
 
 
-def _text(cell: dict[str, Any]) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
-def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
-
-
 def is_prose(cell: dict[str, Any]) -> bool:
     """A markdown cell the course wrote (not a student's written answer)."""
-    return cell.get("cell_type") == "markdown" and not _nbgrader(cell).get("solution")
+    return cell.get("cell_type") == "markdown" and not nbgrader_meta(cell).get("solution")
 
 
 def blocks(markdown: str) -> list[str]:
@@ -122,7 +114,7 @@ def translatable(block: str) -> bool:
 
 
 def _context(cell: dict[str, Any], index: int) -> str:
-    return str(cell.get("id") or _nbgrader(cell).get("grade_id") or f"cell-{index}")
+    return str(cell.get("id") or nbgrader_meta(cell).get("grade_id") or f"cell-{index}")
 
 
 def template(notebook_path: Path) -> Catalog:
@@ -132,7 +124,7 @@ def template(notebook_path: Path) -> Catalog:
     for index, cell in enumerate(nb["cells"]):
         if not is_prose(cell):
             continue
-        for block in blocks(_text(cell)):
+        for block in blocks(cell_text(cell)):
             if translatable(block):
                 catalog.add(block, context=_context(cell, index),
                             locations=[(notebook_path.name, index)])
@@ -289,10 +281,10 @@ def translate_notebook(nb: dict[str, Any], catalog: Catalog, language: str
     for index, cell in enumerate(nb["cells"]):
         if not is_prose(cell):
             continue
-        text, lost = translate_markdown(_text(cell), _context(cell, index), catalog)
+        text, lost = translate_markdown(cell_text(cell), _context(cell, index), catalog)
         missing += lost
         cell["source"] = text
-        if "checksum" in _nbgrader(cell):
+        if "checksum" in nbgrader_meta(cell):
             cell["metadata"]["nbgrader"]["checksum"] = compute_checksum(from_dict(cell))
     nb.setdefault("metadata", {}).setdefault("course", {})["language"] = language
     return nb, missing
