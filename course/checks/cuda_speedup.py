@@ -199,13 +199,13 @@ def measure_speedup_cuda(tiled_source: Any, naive_source: Any, *, size: int = SP
            "tiled_source": tiled_source, "naive_source": naive_source,
            "reference_source": reference, "size": size, "tile": tile,
            "repeats": repeats, "seed": fresh_seed()}
-    out, untimed = speedup_baseline.run_speedup_job(
-        lambda j: runner.run_job(j, simulator=False), job, has_reference=reference is not None,
+    out, untimed, tiled_hint = speedup_baseline.run_speedup_job(
+        job, has_reference=reference is not None,
         naive_prints=naive_prints, tiled_prints=tiled_prints, call="printf", size=size)
     if out.get("error"):
         raise SpeedupCheckError(_("no speedup points: {why}").format(why=out["error"]))
     return report_from(out, size, tile, SPEEDUP_THRESHOLD_CUDA, untimed=untimed,
-                       tiled_hint=speedup_baseline.slow_tiled_hint(tiled_prints, "printf", size))
+                       tiled_hint=tiled_hint)
 
 
 def check_speedup_cuda(tiled_source: Any, naive_source: Any, **kwargs: Any) -> SpeedupReport:

@@ -235,8 +235,8 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     job = {"task": "speedup", "bundles": bundles, "size": size, "tile": tile,
            "repeats": repeats, "seed": fresh_seed()}
     tiled_prints = device_print.python_prints(student.source, "make_gemm_tiled")
-    out, untimed = speedup_baseline.run_speedup_job(
-        lambda j: runner.run_job(j, simulator=False), job, has_reference=reference is not None,
+    out, untimed, tiled_hint = speedup_baseline.run_speedup_job(
+        job, has_reference=reference is not None,
         naive_prints=device_print.python_prints(student.source, "gemm_naive"),
         tiled_prints=tiled_prints, call="print()", size=size)
     if out.get("not_measured"):
@@ -246,7 +246,7 @@ def measure_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, *,
     cc = out.get("compute_capability")
     gpu_class = gpu_classes.for_device(out.get("device"), tuple(cc) if cc else None)
     return report_from(out, size, tile, gpu_class.speedup_threshold, gpu_class.describe(),
-                       untimed, speedup_baseline.slow_tiled_hint(tiled_prints, "print()", size))
+                       untimed, tiled_hint)
 
 
 def check_speedup(make_gemm_tiled: Callable[[int], Any], gemm_naive: Any, **kwargs: Any

@@ -22,17 +22,14 @@ the reference decides the verdict in grading anyway.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
+from course.trust import runner
 
 #: the name a timed kernel has in a speedup job (course.checks.speedup.KERNEL_LABELS)
 OWN_NAIVE, TILED = "own naive", "tiled"
-
-RunJob = Callable[[dict[str, Any]], dict[str, Any]]
-
 
 def prints_reason(label: str, call: str, size: int) -> str:
     """Why a kernel that prints is not worth timing, in the student's language."""
@@ -49,11 +46,11 @@ def untimed_note(why: str) -> str:
              "decides the speedup in grading in any case.").format(why=why)
 
 
-def run_speedup_job(run_job: RunJob, job: dict[str, Any], *, has_reference: bool,
-                    naive_prints: bool, tiled_prints: bool, call: str, size: int
-                    ) -> tuple[dict[str, Any], str]:
-    """Run a speedup ``job`` through ``run_job`` (the fresh GPU process) and return its result
-    and why the student's naive kernel was not timed ("" when it was).
+def run_speedup_job(job: dict[str, Any], *, has_reference: bool, naive_prints: bool,
+                    tiled_prints: bool, call: str, size: int) -> tuple[dict[str, Any], str, str]:
+    """Run a speedup ``job`` in a fresh GPU process and return its result, why the student's
+    naive kernel was not timed ("" when it was), and what a too-slow tiled kernel's failure
+    adds (:func:`slow_tiled_hint`).
 
     ``naive_prints``/``tiled_prints``: whether each kernel's source prints on the device
     (``call`` is how its language spells it, ``"printf"``). The result is the child's, with
@@ -65,14 +62,19 @@ def run_speedup_job(run_job: RunJob, job: dict[str, Any], *, has_reference: bool
         untimed = prints_reason(_("your naive kernel"), call, size)
         if not has_reference:
             return {"error": _("{why} The speedup is measured against your naive kernel, so "
-                               "it was not measured.").format(why=untimed)}, ""
-    out = run_job({**job, "time_own_naive": not untimed})
+                               "it was not measured.").format(why=untimed)}, "", ""
+    out = _run({**job, "time_own_naive": not untimed})
     if has_reference and not untimed and out.get("overran") == OWN_NAIVE:
         untimed = str(out["error"])
-        out = run_job({**job, "time_own_naive": False, "seed": fresh_seed()})
+        out = _run({**job, "time_own_naive": False, "seed": fresh_seed()})
+    hint = slow_tiled_hint(tiled_prints, call, size)
     if out.get("error") and tiled_prints and out.get("overran") == TILED:
-        out = {**out, "error": str(out["error"]) + slow_tiled_hint(True, call, size)}
-    return out, untimed
+        out = {**out, "error": str(out["error"]) + hint}
+    return out, untimed, hint
+
+
+def _run(job: dict[str, Any]) -> dict[str, Any]:
+    return runner.run_job(job, simulator=False)
 
 
 def slow_tiled_hint(tiled_prints: bool, call: str, size: int) -> str:
