@@ -107,3 +107,21 @@ def test_python_prints_reads_the_code_not_the_text():
     assert device_print.python_prints(source, "unrelated")
     assert not device_print.python_prints(source, "missing")
     assert not device_print.python_prints(source + "\ndef print(*a):\n    pass\n", "aliased")
+
+
+def test_a_local_that_shares_a_host_functions_name_is_not_a_call_to_it():
+    """Only what device code *uses* links it to the module's definitions: a local ``log`` in
+    the kernel is not the host's ``log`` that prints."""
+    source = '''
+def log(msg):
+    print(msg)
+
+@cuda.jit
+def gemm_naive(A, B, C):
+    log = 0.0
+    row, col = cuda.grid(2)
+    C[row, col] = log
+'''
+    assert device_print.python_prints(source, "gemm_naive") is False
+    calls = source.replace("    log = 0.0\n", "    log('x')\n")
+    assert device_print.python_prints(calls, "gemm_naive")

@@ -24,6 +24,8 @@ from __future__ import annotations
 import ast
 import re
 
+from course.trust.kernel_source import free_names
+
 #: a PTX call of the device runtime's printf: ``call.uni (retval0), vprintf, (param0, …);``
 _PTX_VPRINTF_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?vprintf\s*,")
 
@@ -55,7 +57,7 @@ def python_prints(source: str, name: str) -> bool:
         seen.add(current)
         for node in definitions.get(current, []):
             for part in _device_parts(node) if current == name else [node]:
-                named = {n.id for n in ast.walk(part) if isinstance(n, ast.Name)}
+                named = free_names(part)  # what it uses, not what it binds (a local ``acc``)
                 if "print" in named:
                     return True
                 todo.extend(named - seen)

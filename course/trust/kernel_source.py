@@ -60,7 +60,7 @@ class SourceBundle:
 # Bundles from notebook cells (the grader's way).
 
 
-def _free_names(node: ast.AST) -> set[str]:
+def free_names(node: ast.AST) -> set[str]:
     """Names a statement loads that it does not bind itself."""
     loads: set[str] = set()
     stores: set[str] = set()
@@ -102,7 +102,7 @@ def referenced_names(code: str) -> set[str]:
     free: set[str] = set()
     bound: set[str] = set()
     for stmt in _parse_cell(code):
-        free |= _free_names(stmt) - bound
+        free |= free_names(stmt) - bound
         for sub in ast.walk(stmt):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 bound.add(sub.id)
@@ -202,7 +202,7 @@ def bundle_from_cells(cells: list[str], wanted: set[str] | list[str]) -> SourceB
         if d.node is None:
             raise DisallowedCodeError(d.problem or f"`{name}` cannot be rebuilt by the grader")
         order.append(name)
-        todo.extend(_free_names(d.node))
+        todo.extend(free_names(d.node))
     chosen = list({id(d.node): d.node for d in defs.values()
                    if d.name in order and d.node is not None}.values())  # notebook order
     module = ast.Module(body=list(needed_imports.values()) + chosen, type_ignores=[])
@@ -295,7 +295,7 @@ def bundle_from_objects(objects: dict[str, Any]) -> SourceBundle:
         node = ast.parse(src).body[0]
         if not isinstance(node, ast.FunctionDef):
             raise DisallowedCodeError(f"`{name}` must be defined with `def`")
-        for free in sorted(_free_names(node)):
+        for free in sorted(free_names(node)):
             if free in fn.__globals__:
                 add(free, fn.__globals__[free])
         if jit is not None:
