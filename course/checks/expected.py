@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,20 +37,22 @@ class Expected:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+def join(messages: Sequence[str]) -> str:
+    """The catalog ``messages`` in the student's language, joined with "; or ", each once."""
+    text = ""
+    for message in messages:
+        hint = _(message)
+        if not text:
+            text = hint
+        elif hint not in text:
+            text = _("{hint}; or {other}").format(hint=text, other=hint)
+    return text
+
+
 def hints(mistakes: Mistakes) -> dict[float, str]:
     """Value -> hint in the student's language; mistakes that give the same value are joined
-    with "; or ", each named once."""
-    out: dict[float, str] = {}
-    for value, messages in mistakes:
-        text = ""
-        for message in messages:
-            hint = _(message)
-            if not text:
-                text = hint
-            elif hint not in text:
-                text = _("{hint}; or {other}").format(hint=text, other=hint)
-        out[float(value)] = text
-    return out
+    (:func:`join`)."""
+    return {float(value): join(messages) for value, messages in mistakes}
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,6 +75,11 @@ def from_json(entry: Mapping[str, Any]) -> Expected:
     extra = {k: v for k, v in entry.items() if k not in ("case", "value", "mistakes")}
     return Expected(entry.get("value"), tuple((m[0], tuple(m[1])) for m in
                                               entry.get("mistakes", ())), extra)
+
+
+def known(check: str) -> Callable[[Any], Expected]:
+    """What ``check`` knows of a case: its entry in the table (:func:`lookup`)."""
+    return functools.partial(lookup, check)
 
 
 def lookup(check: str, case: Any) -> Expected:

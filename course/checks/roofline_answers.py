@@ -35,10 +35,6 @@ WHERE = {"below": N_("{ai} FLOP/byte is below this machine's ridge"),
          "above": N_("{ai} FLOP/byte is above this machine's ridge")}
 
 
-def _table(check: str) -> Known:
-    return lambda case: expected.lookup(check, case)
-
-
 def judge_critical_ai(fn: Callable[..., Any], cases: Sequence[tuple[float, float]],
                       known: Known) -> None:
     """``critical_ai(peak_gflops, bandwidth_gbs)`` on each case against ``known``."""
@@ -110,9 +106,9 @@ def judge_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, floa
         if got == right:
             continue
         wrong = "compute" if right == "memory" else "memory"
-        hints = [_(h) for h in entry.extra["hints"]] if got == wrong else []
+        hints = list(entry.extra["hints"]) if got == wrong else []
         if got not in ("memory", "compute"):
-            hints = [_('return exactly the string "memory" or "compute"')]
+            hints = [N_('return exactly the string "memory" or "compute"')]
         message = _("{call} returned {value}: {where} ({peak} / {bandwidth} = {ridge}), so the "
                     "answer is {right}").format(
             call=f"bound({ai:.6g}, {peak!r}, {bandwidth!r})", value=repr(got),
@@ -120,21 +116,18 @@ def judge_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, floa
             bandwidth=f"{bandwidth:g}", ridge=f"{entry.extra['ridge']:.6g}",
             right=repr(right))
         if hints:
-            joined = hints[0]
-            for hint in hints[1:]:
-                joined = _("{hint}; or {other}").format(hint=joined, other=hint)
-            message = _("{message}; {hint}").format(message=message, hint=joined)
+            message = _("{message}; {hint}").format(message=message, hint=expected.join(hints))
         raise AnswerError(message)
 
 
 def check_critical_ai(fn: Callable[..., Any], cases: Sequence[tuple[float, float]]) -> None:
     """Check ``critical_ai(peak_gflops, bandwidth_gbs)`` on each case of the notebook."""
-    judge_critical_ai(fn, cases, _table("check_critical_ai"))
+    judge_critical_ai(fn, cases, expected.known("check_critical_ai"))
 
 
 def check_attainable(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]]) -> None:
     """Check ``attainable_gflops(ai, peak_gflops, bandwidth_gbs)`` on single intensities."""
-    judge_attainable(fn, cases, _table("check_attainable"))
+    judge_attainable(fn, cases, expected.known("check_attainable"))
 
 
 def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float], peak: float,
@@ -149,4 +142,4 @@ def check_attainable_array(fn: Callable[..., Any], intensities: Sequence[float],
 def check_bound(fn: Callable[..., Any], cases: Sequence[tuple[float, float, float]]) -> None:
     """Check ``bound(ai, peak_gflops, bandwidth_gbs)`` on each case of the notebook: the string,
     the side of the ridge, and the ridge itself (which counts as "compute")."""
-    judge_bound(fn, cases, _table("check_bound"))
+    judge_bound(fn, cases, expected.known("check_bound"))
