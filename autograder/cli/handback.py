@@ -101,8 +101,7 @@ def _export_moodle(root: Path, args: argparse.Namespace, students: list[Student]
                                                                 args.out_of, participants)
     print(_summary("export LMS=moodle", students, written, left_out, never, "moodle",
                    args.out_of))
-    points = args.out_of if args.out_of is not None else max(
-        (s.maximum for s in written), default=0.0)
+    points = roster.points_possible(students, args.out_of)  # what the worksheet is on
     print(f"wrote {worksheet} (grades on {points:g} points: set the Moodle assignment's "
           "Maximum grade to that, or give OUT_OF=; Moodle → the assignment → Upload grading "
           "worksheet)")
@@ -119,9 +118,7 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
         if not args.dry_run:
             raise
         token, source = "", f"nowhere: {missing} before sending"
-    ready = [s for s in students if s.state == READY]
-    points = args.out_of if args.out_of is not None else max(
-        (s.maximum for s in ready), default=0.0)
+    points = roster.points_possible(students, args.out_of)
     todo, left_out = canvas_upload.plan(students, args.out_of, points)
     if args.students:  # a retry of some: the others were sent already
         only = set(args.students.split(","))

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.handback.roster import READY, Student, number
+from autograder.handback.roster import READY, Student, number, points_possible
 from autograder.handin import report
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -155,7 +155,7 @@ def write_import(path: Path, students: list[Student], export: CanvasExport | Non
     ready = [s for s in students if s.state == READY]
     rows_of, lms_only = match(students, export) if export else ({}, [])
     column = f"{title} ({assignment_id})" if assignment_id else title
-    points = out_of if out_of is not None else max((s.maximum for s in ready), default=0.0)
+    points = points_possible(students, out_of)
     written, left_out = [], []
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as fh:

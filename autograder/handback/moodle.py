@@ -26,7 +26,7 @@ import datetime as dt
 from pathlib import Path
 
 from autograder.handback import package
-from autograder.handback.roster import READY, Student, comment, number
+from autograder.handback.roster import READY, Student, comment, number, points_possible
 from autograder.handin import report
 
 IDENTIFIER = "Identifier"
@@ -57,7 +57,7 @@ def write(out: Path, students: list[Student], out_of: float | None,
     handed in (from ``participants``, a downloaded worksheet's)."""
     stamp = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     ready = [s for s in students if s.state == READY]
-    points = out_of if out_of is not None else max((s.maximum for s in ready), default=0.0)
+    points = points_possible(students, out_of)
     written, left_out, members = [], [], []
     worksheet, archive = out / "moodle-worksheet.csv", out / "moodle-feedback.zip"
     out.mkdir(parents=True, exist_ok=True)

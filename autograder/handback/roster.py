@@ -91,6 +91,14 @@ def comment(who: Student, points: float, out_of: float | None) -> str:
     return text.format(score=number(who.scaled(out_of)), maximum=number(points))
 
 
+def points_possible(students: list[Student], out_of: float | None) -> float:
+    """The points the LMS's column is on: ``out_of`` if given, else the ready students'
+    maximum (the course's own points)."""
+    if out_of is not None:
+        return out_of
+    return max((s.maximum for s in students if s.state == READY), default=0.0)
+
+
 def canvas_ready(students: list[Student]) -> tuple[list[tuple[Student, str]], list[str]]:
     """(student, their Canvas user id) for each ready student who has one, and a line for each
     ready student who has none (the Canvas zip and the upload both need it)."""
