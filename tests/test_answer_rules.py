@@ -320,17 +320,25 @@ def test_the_messages_are_the_ones_students_got_before_the_rules_moved(tmp_path,
     """Every named-mistake message, visible and hidden calls, English and Korean, is exactly
     what the checks said when their rules lived in course (tests/before_29/: the last commit
     before the move)."""
-    import importlib
+    import importlib.util
     import sys
 
-    for name in ("intensity_answers", "roofline_answers"):
+    def load(name: str):
+        """The old module, as ``old_<name>``, registered in sys.modules until the test ends
+        (the old roofline checks import the old intensity ones by that name)."""
         source = (Path(__file__).with_name("before_29") / f"{name}.py").read_text()
         source = source.replace("from course.checks.intensity_answers import",
                                 "from old_intensity_answers import")
         (tmp_path / f"old_{name}.py").write_text(source)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    old_ia = importlib.import_module("old_intensity_answers")
-    old_ra = importlib.import_module("old_roofline_answers")
+        spec = importlib.util.spec_from_file_location(f"old_{name}", tmp_path / f"old_{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, module)  # removed again on teardown
+        spec.loader.exec_module(module)
+        return module
+
+    old_ia = load("intensity_answers")
+    old_ra = load("roofline_answers")
     pairs = [(old_ia.check_ai_vector_add, ia.check_ai_vector_add, ai_vector_add,
               VECTOR_ADD_WRONG, VECTOR_ADD_CASES),
              (old_ia.check_ai_matmul, ia.check_ai_matmul, ai_matmul, MATMUL_WRONG, MATMUL_CASES),
@@ -353,5 +361,3 @@ def test_the_messages_are_the_ones_students_got_before_the_rules_moved(tmp_path,
                         language, case)
                     compared += 1
     assert compared > 400
-    sys.modules.pop("old_intensity_answers")
-    sys.modules.pop("old_roofline_answers")
