@@ -17,7 +17,7 @@ import time
 import kernels_for_tests as kft
 import pytest
 
-from course.checks import cuda_speedup, speedup
+from course.checks import cuda_speedup, speedup, speedup_baseline
 from course.checks.speedup import SpeedupCheckError, check_speedup
 from course.gemm import inspection
 from course.gemm.cudac import cpu, gpu, nvrtc
@@ -359,3 +359,11 @@ def test_on_a_gpu_a_printf_in_the_cuda_c_naive_kernel_leaves_the_reference_to_ju
     assert "your naive kernel calls printf on the device" in capsys.readouterr().out
     with pytest.raises(SpeedupCheckError, match="at least"):
         cuda_speedup.check_speedup_cuda(k.TILED_GLOBAL_INNER_LOOP, k.NAIVE_PRINTF)
+
+
+def test_the_timed_kernels_leave_out_only_the_students_naive_and_only_with_the_reference():
+    kernels = {"tiled": 1, "own naive": 2, "reference naive": 3}
+    assert speedup_baseline.timed(kernels, True) == kernels
+    assert speedup_baseline.timed(kernels, False) == {"tiled": 1, "reference naive": 3}
+    with pytest.raises(ValueError, match="must be timed"):
+        speedup_baseline.timed({"tiled": 1, "own naive": 2}, False)

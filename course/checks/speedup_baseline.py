@@ -22,14 +22,25 @@ the reference decides the verdict in grading anyway.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
 from course.trust import runner
 
 #: the name a timed kernel has in a speedup job (course.checks.speedup.KERNEL_LABELS)
-OWN_NAIVE, TILED = "own naive", "tiled"
+OWN_NAIVE, TILED, REFERENCE = "own naive", "tiled", "reference naive"
+
+Kernel = TypeVar("Kernel")
+
+
+def timed(kernels: Mapping[str, Kernel], time_own_naive: bool) -> dict[str, Kernel]:
+    """The kernels a speedup job times (both tracks' tasks): all of them, or all but the
+    student's naive kernel, which then must have the reference to stand in for it."""
+    if not time_own_naive and REFERENCE not in kernels:
+        raise ValueError("without the reference naive kernel the student's own must be timed")
+    return {name: k for name, k in kernels.items() if time_own_naive or name != OWN_NAIVE}
 
 def prints_reason(label: str, call: str, size: int) -> str:
     """Why a kernel that prints is not worth timing, in the student's language."""
