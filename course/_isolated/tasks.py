@@ -12,9 +12,11 @@ from typing import Any
 from course.checks.cuda_speedup import speedup_cuda_task
 from course.checks.speedup import speedup_task
 from course.gemm.inspection import inspect_task
+from course.perf.counters import traffic_task
 
 TASKS: dict[str, Callable[..., dict[str, Any]]] = {
     "inspect": inspect_task,
     "speedup": speedup_task,
     "speedup_cuda": speedup_cuda_task,
+    "traffic": traffic_task,
 }

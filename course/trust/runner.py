@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +70,10 @@ def request_lines() -> Iterator[str]:
 class _Child:
     """A child process running ``args`` with its output in ``folder``/stderr.txt."""
 
-    def __init__(self, args: list[str], folder: str, simulator: bool, **popen: Any) -> None:
+    def __init__(self, args: list[str], folder: str, simulator: bool,
+                 wrapper: Sequence[str] = (), **popen: Any) -> None:
         self.log = open(Path(folder, "stderr.txt"), "w+")  # noqa: SIM115 - closed by close()
-        self.proc = subprocess.Popen([sys.executable, "-m", CHILD_MODULE, *args],
+        self.proc = subprocess.Popen([*wrapper, sys.executable, "-m", CHILD_MODULE, *args],
                                      env=_child_env(simulator), stdout=self.log,
                                      stderr=subprocess.STDOUT, text=True, cwd=folder, **popen)
 
@@ -138,8 +139,8 @@ def stop_simulator() -> None:
         _SERVER[0].close()
 
 
-def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIMEOUT_S
-            ) -> dict[str, Any]:
+def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
+            wrapper: Sequence[str] = ()) -> dict[str, Any]:
     """Run ``job`` in a child process (simulator or GPU) and return its JSON result.
 
     A GPU job gets a fresh process of its own (a timing's budget ends that process when a kernel
@@ -161,7 +162,8 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
             child = _simulator_server()
             child.ask(job_path, result_path)
         else:
-            child = _Child([str(job_path), str(result_path)], tmp, simulator=False)
+            child = _Child([str(job_path), str(result_path)], tmp, simulator=False,
+                           wrapper=wrapper)
         done = False
         try:
             _wait(child, result_path, timeout_s, beat)
@@ -169,6 +171,11 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
         finally:
             # A fresh child is done with its one job; the server only when its job was cut
             # short (timed out, interrupted), so that the next job never queues behind it.
+            # A wrapper (a profiler) writes its own output after the job's process ends: it
+            # gets the rest of the time to finish before it is stopped.
+            if done and wrapper:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.proc.wait(timeout=timeout_s)
             if not simulator or not done:
                 child.close()
         return json.loads(result_path.read_text())

@@ -30,6 +30,9 @@
 #                                         # the write-up's experiment, racecheck, ladder
 #   bash scripts/gpu/session.sh cudac-nb  # notebooks 04 and 06 on the CUDA C track: their
 #                                         # course paths, GPU tests, both executed (~3 min)
+#   bash scripts/gpu/session.sh traffic   # issue 31: ncu here, then bytes per memory level of
+#                                         # both tracks at 1024-4096 (the table students get:
+#                                         # scripts/gpu/traffic_table.py) and the counters' tests
 #   bash scripts/gpu/session.sh setup     # only install (then run commands of your own)
 #   bash scripts/gpu/session.sh smoke     # after a restructure: every GPU test, the Numba
 #                                         # notebooks executed, a few students autograded
@@ -46,7 +49,7 @@ set -uo pipefail
 PART=${1:-bench}
 case "$PART" in  # an unknown part must not fall through to one that grades the whole class
   probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|hang|profile|\
-  t4model|class|printing|printing-tests|setup) ;;
+  t4model|class|printing|printing-tests|traffic|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
 esac
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
@@ -220,6 +223,19 @@ elif [ "$PART" = printing-tests ]; then
   timeout 400 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/test_speedup_baseline.py \
     tests/test_timing_budget.py tests/test_cudac_speedup.py 2>&1 \
     | tee "$OUT/pytest-gpu-printing.log" | tail -12
+elif [ "$PART" = traffic ]; then
+  echo "== the profiler here: ncu, its version, the metrics the course reads, CUPTI's Python"
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null); echo "ncu: $NCU"
+  "$NCU" --version 2>&1 | tail -1
+  "$NCU" --query-metrics 2>/dev/null | grep -E "^(dram__bytes|lts__t_bytes|l1tex__t_bytes|\
+(dram|lts|l1tex)__cycles_elapsed|gpu__time_duration) " | cut -c1-90 | tee "$OUT/ncu-metrics.txt"
+  python3 -c "import cupti; print('cupti-python', cupti.__version__)" 2>&1 | tail -1
+  echo "== issue 31: bytes per level of both tracks' kernels at 1024, 2048 and 4096 (~4 min)"
+  timeout 420 python3 scripts/gpu/traffic_table.py --json "$OUT/recorded_traffic.json" \
+    --markdown "$OUT/traffic-table.md" 2>&1 | tee "$OUT/traffic.log" | tail -40
+  echo "== the counters' GPU tests"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -rs -m gpu tests/test_counters.py 2>&1 \
+    | tee "$OUT/pytest-gpu-counters.log" | tail -8
 elif [ "$PART" = profile ]; then
   echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
   python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45

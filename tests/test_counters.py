@@ -1,0 +1,217 @@
+"""The counters of issue 31: Nsight Compute's CSV read right, every machine that cannot measure
+told so in a sentence (never an exception, never a number), and, on a GPU, the tiled kernel's
+measured L1 bytes equal to the request model within 2 %."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from course.gemm.reads import naive_reads, tiled_reads
+from course.perf import counters
+from course.perf.counters import Counters, explain_failure, measure_traffic
+from course.perf.ncu_csv import NcuOutputError, parse_raw_csv, unit_factor
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "source" / "week4"
+
+RAW = textwrap.dedent('''\
+    ==PROF== Connected to process 4242
+    "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes_read.sum","gpu__time_duration.sum","lts__cycles_elapsed.avg.per_second"
+    "","","","","","","","","","","","Mbyte","us","hz"
+    "0","4242","python3","localhost","gemm_naive","1","7","(16, 16, 1)","(64, 64, 1)","0","9.0","33.55","3,140.5","1,755,000,000.00"
+    "1","4242","python3","localhost","gemm_tiled","1","7","(32, 32, 1)","(32, 32, 1)","0","9.0","33.56","1,880","1,755,000,000.00"
+    ==PROF== Disconnected from process 4242
+    ''')
+METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum", "lts__cycles_elapsed.avg.per_second")
+
+
+def test_raw_page_values_come_back_in_si_units_in_launch_order() -> None:
+    launches = parse_raw_csv(RAW, METRICS)
+    assert [x.kernel_name for x in launches] == ["gemm_naive", "gemm_tiled"]
+    assert launches[0].metrics["dram__bytes_read.sum"] == pytest.approx(33.55e6)
+    assert launches[0].metrics["gpu__time_duration.sum"] == pytest.approx(3140.5e-6)
+    assert launches[1].metrics["lts__cycles_elapsed.avg.per_second"] == pytest.approx(1.755e9)
+
+
+@pytest.mark.parametrize(("unit", "factor"), [
+    ("byte", 1.0), ("Kbyte", 1e3), ("Gbyte", 1e9), ("nsecond", 1e-9), ("second", 1.0),
+    ("byte/cycle", 1.0), ("cycle/usecond", 1e6), ("Gbyte/second", 1e9), ("", 1.0),
+    ("ns", 1e-9), ("hz", 1.0), ("Ghz", 1e9)])
+def test_units(unit: str, factor: float) -> None:
+    assert unit_factor(unit) == pytest.approx(factor)
+
+
+def test_an_unknown_unit_or_a_missing_column_is_named() -> None:
+    with pytest.raises(NcuOutputError, match="furlong"):
+        unit_factor("furlong")
+    with pytest.raises(NcuOutputError, match="l1tex__t_bytes.sum"):
+        parse_raw_csv(RAW, ("l1tex__t_bytes.sum",))
+    with pytest.raises(NcuOutputError, match="no table"):
+        parse_raw_csv("==PROF== Connected\n==ERROR== nothing\n", METRICS)
+
+
+def test_a_permission_failure_reads_as_a_sentence() -> None:
+    log = "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU"
+    assert "ERR_NVGPUCTRPERM" in explain_failure(log)
+    assert "administrator" in explain_failure(log)
+    other = explain_failure("==PROF== x\n==ERROR== Failed to initialize the profiler\n")
+    assert "Failed to initialize the profiler" in other
+
+
+def test_without_a_gpu_nothing_is_measured_and_the_reason_is_given() -> None:
+    result = measure_traffic((object(), object()), 64, tiles=(8,))
+    assert isinstance(result, Counters)
+    assert not result.measured and result.runs == ()
+    assert "GPU" in result.reason or "grading" in result.reason
+
+
+def test_off_switch_and_missing_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(counters.NCU_ENV, "off")
+    assert "off" in counters.why_not_measurable()
+    monkeypatch.setenv(counters.NCU_ENV, "/nonexistent/ncu")
+    assert counters.find_ncu() is None
+
+
+# --- the parent's whole path against a stand-in ncu ------------------------------------------
+
+FAKE_NCU = '''#!{python}
+"""A stand-in for ncu. Profiling (``--export R``): reads its options, writes the child's result
+itself (no GPU here) and a "report" R.ncu-rep holding a raw CSV page with numbers made from each
+launch's position, or the failure it is told to show. ``--import R.ncu-rep``: prints it."""
+import json, os, sys
+args = sys.argv[1:]
+if "--import" in args:
+    sys.stdout.write(open(args[args.index("--import") + 1]).read())
+    sys.exit(0)
+log = args[args.index("--log-file") + 1]
+report = args[args.index("--export") + 1] + ".ncu-rep"
+metrics = args[args.index("--metrics") + 1].split(",")
+job, result = args[-2], args[-1]
+mode = os.environ.get("FAKE_NCU_MODE", "ok")
+with open(os.environ["FAKE_NCU_CALLS"], "a") as fh:
+    fh.write(" ".join(args[: args.index(sys.executable)]) + "\\n")
+spec = json.load(open(job))
+with open(result, "w") as fh:
+    json.dump({{"launched": spec["launches"], "track": "Numba", "device": "Fake GPU"}}, fh)
+with open(log, "w") as fh:
+    fh.write("==PROF== Connected to process 1\\n")
+    if mode == "perm":
+        fh.write("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\\n")
+        sys.exit(0)
+    if mode == "old" and any("peak_sustained" in m for m in metrics):
+        fh.write("==ERROR== Failed to find metric lts__t_bytes.sum.peak_sustained\\n")
+        sys.exit(1)
+with open(report, "w") as fh:
+    fh.write(",".join(f'"{{c}}"' for c in ["ID", "Kernel Name", *metrics]) + "\\n")
+    units = {{"gpu__time_duration.sum": "ms"}}
+    fh.write(",".join(f'"{{units.get(c, "byte" if "bytes" in c else "")}}"'
+                      for c in ["", "", *metrics]) + "\\n")
+    for i, (kind, tile) in enumerate(spec["launches"]):
+        values = [f"{{1000 * (i + 1) + j:,}}" for j, m in enumerate(metrics)]
+        fh.write(",".join(f'"{{v}}"' for v in [str(i), kind, *values]) + "\\n")
+'''
+
+
+@pytest.fixture
+def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "ncu"
+    path.write_text(FAKE_NCU.format(python=sys.executable))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    calls = tmp_path / "calls.txt"
+    calls.write_text("")
+    monkeypatch.setenv(counters.NCU_ENV, str(path))
+    monkeypatch.setenv("FAKE_NCU_CALLS", str(calls))
+    monkeypatch.setattr(counters, "why_not_measurable", lambda: "")
+    monkeypatch.setattr(counters, "bundle_from_objects", lambda objects: _Bundle())
+    return calls
+
+
+class _Bundle:
+    def to_json(self) -> dict[str, str]:
+        return {}
+
+
+def test_each_launch_gets_its_own_counters_and_the_peaks(fake_ncu: Path) -> None:
+    result = measure_traffic((object(), object()), 256, tiles=(16, 32))
+    assert result.measured, result.reason
+    assert [r.label for r in result.runs] == ["naive", "tiled 16", "tiled 32"]
+    tiled32 = result.run("tiled 32")
+    # the stand-in's numbers: launch i, metric j -> 1000·(i+1) + j, in the order asked
+    assert tiled32.dram_read == 3000 and tiled32.dram_write == 3001
+    assert tiled32.l2 == 3002 and tiled32.l1 == 3003
+    assert tiled32.seconds == pytest.approx(3004e-3)  # msecond -> second
+    assert tiled32.flops == 2 * 256**3
+    # peaks from the first launch: bytes per cycle × cycles per second, in GB/s
+    assert result.peak_gbs["L2"] == pytest.approx(1007 * 1008 / 1e9)
+    options = fake_ncu.read_text()
+    assert "--clock-control none" in options and "--profile-from-start off" in options
+
+
+def test_no_permission_gives_the_sentence_not_numbers(fake_ncu: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NCU_MODE", "perm")
+    result = measure_traffic((object(), object()), 256, tiles=(32,))
+    assert not result.measured and result.runs == ()
+    assert "ERR_NVGPUCTRPERM" in result.reason
+
+
+def test_a_tool_without_the_peak_metrics_still_gives_bytes(fake_ncu: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    monkeypatch.setenv("FAKE_NCU_MODE", "old")
+    result = measure_traffic((object(), object()), 128, tiles=(8,))
+    assert result.measured, result.reason
+    assert result.peak_gbs == {}
+    assert len(fake_ncu.read_text().splitlines()) == 2  # tried with the peaks, then without
+
+
+# --- on a GPU -----------------------------------------------------------------------------------
+
+def _model_bytes(n: int, tile: int | None) -> float:
+    reads = naive_reads(n, n, n) if tile is None else tiled_reads(n, n, n, tile)
+    return 4.0 * (reads + n * n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("track", ["Numba", "CUDA C"])
+def test_tiled_l1_bytes_are_the_request_model(track: str) -> None:
+    """The request model counts exactly the tiled kernel's global loads and stores: its
+    measured L1 bytes must match within 2 % (H200, 2026-12-01: 0.3 %). The naive kernel's L1
+    bytes are well under its model (a warp's 32 threads share sectors), and at 2048³ both
+    read A and B from DRAM about once (they fit in L2)."""
+    from course.notebooks.tracks import load_gemm_kernels
+
+    if counters.find_ncu() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed on this GPU machine")
+    n = 2048
+    result = measure_traffic(load_gemm_kernels(track, folder=SOURCE), n, tiles=(16, 32))
+    assert result.measured, result.reason
+    print(json.dumps([r.__dict__ for r in result.runs], default=str))
+    for tile in (16, 32):
+        run = result.run(f"tiled {tile}")
+        assert run.l1 == pytest.approx(_model_bytes(n, tile), rel=0.02), tile
+    naive = result.run("naive")
+    assert naive.l1 < 0.8 * _model_bytes(n, None)
+    inputs = 2 * n * n * 4
+    for run in result.runs:
+        assert 0.95 * inputs < run.dram_read < 1.5 * inputs, run.label
+        assert run.seconds > 0 and run.l2 > run.dram_read
+    assert set(result.peak_gbs) == {"DRAM", "L2", "L1"}
+    assert result.peak_gbs["L1"] > result.peak_gbs["L2"] > result.peak_gbs["DRAM"] > 100
+
+
+def test_child_refuses_a_wrong_kernel_without_a_gpu_clock() -> None:
+    """The child's correctness gate is plain NumPy: a C that is not A·B is refused."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    A, B = rng.random((8, 8)), rng.random((8, 8))
+    assert counters._close(A @ B, A @ B)
+    assert not counters._close(A @ B + 1, A @ B)
+    assert not counters._close(np.full((8, 8), np.nan), A @ B)
