@@ -52,6 +52,15 @@ from course.notebooks.kernel_roofline import plot_tiled_roofline as plot_tiled_r
 from course.notebooks.kernel_roofline import plot_week_roofline as plot_week_roofline
 from course.notebooks.kernel_roofline import week_intensities as week_intensities
 
+# measured traffic (issue 31): bytes per memory level from the GPU's counters, the
+# hierarchical roofline, and the readings recorded on a real GPU for students without one
+from course.perf.counters import measure_traffic as measure_traffic
+from course.perf.hierarchy import plot_hierarchy as plot_hierarchy
+from course.perf.recorded import load_recorded as load_recorded
+from course.notebooks.measured_traffic import show_measured_traffic as show_measured_traffic
+from course.notebooks.measured_traffic import show_recorded_hierarchy as show_recorded_hierarchy
+from course.notebooks.measured_traffic import show_writeup_traffic as show_writeup_traffic
+
 # notebook 04: the CUDA C write-up's experiment
 from course.perf.experiment import writeup_inputs as writeup_inputs
 from course.perf.experiment_report import format_table as format_table

@@ -19,13 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course.runtime.i18n import _
+from course.runtime.i18n import N_, _
 
 #: the file, in this package (package data).
 TABLE = Path(__file__).with_name("recorded_traffic.json")
 
 #: the memory levels of the hierarchical roofline, nearest the arithmetic last.
 LEVELS = ("DRAM", "L2", "L1")
+
+#: how each roof of the file was obtained (its ``roofs.sources`` names one per roof).
+ROOF_SOURCES = {
+    "cublas": N_("measured: cuBLAS SGEMM at 8192³, TF32 off"),
+    "copy": N_("measured: the fastest device-to-device copy of 512 MiB"),
+    "ncu_peak": N_("Nsight Compute's peak for this GPU (bytes per cycle × clock)"),
+}
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,13 @@ class RecordedTable:
     versions: Mapping[str, str]
     peak_gflops: float
     bandwidths_gbs: Mapping[str, float]  # per level of LEVELS
-    roof_sources: Mapping[str, str]  # per level and "peak": how the roof was obtained
+    roof_kinds: Mapping[str, str]  # per level and "peak": a key of ROOF_SOURCES
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def roof_sources(self) -> dict[str, str]:
+        """Per level and ``"peak"``: how that roof was obtained, in the student's language."""
+        return {k: _(ROOF_SOURCES[kind]) for k, kind in self.roof_kinds.items()}
 
     def find(self, track: str, kernel: str, size: int, tile: int | None = None) -> RecordedRun:
         """The run of ``kernel`` (``tile``) on ``track`` at ``size``; KeyError names what exists."""

@@ -84,13 +84,9 @@ def main() -> int:
                   "bandwidth_gbs": {"DRAM": round(copy.value_gbs, 1),
                                     "L2": round(peaks.get("L2", 0.0), 1),
                                     "L1": round(peaks.get("L1", 0.0), 1)},
-                  "sources": {"peak": f"measured: {peak.what}",
-                              "DRAM": f"measured: {copy.what}",
-                              "L2": "Nsight Compute's peak: lts__t_bytes.sum.peak_sustained × "
-                                    "lts__cycles_elapsed.avg.per_second",
-                              "L1": "Nsight Compute's peak: l1tex__t_bytes.sum.peak_sustained × "
-                                    "l1tex__cycles_elapsed.avg.per_second",
-                              "DRAM (Nsight Compute's peak)": f"{peaks.get('DRAM', 0.0):.1f}"}},
+                  "sources": {"peak": "cublas", "DRAM": "copy", "L2": "ncu_peak",
+                              "L1": "ncu_peak"},
+                  "ncu_peak_gbs": {k: round(v, 1) for k, v in peaks.items()}},
         "runs": runs,
     }
     args.json.write_text(json.dumps(doc, indent=1) + "\n")
