@@ -216,3 +216,98 @@ def test_child_refuses_a_wrong_kernel_without_a_gpu_clock() -> None:
     assert counters._close(A @ B, A @ B)
     assert not counters._close(A @ B + 1, A @ B)
     assert not counters._close(np.full((8, 8), np.nan), A @ B)
+
+
+# --- what the notebooks show, and the shipped readings behind their prose ------------------
+
+def test_without_counters_the_cell_prints_the_reason_and_the_model(capsys: pytest.CaptureFixture[str]
+                                                                   ) -> None:
+    from course.notebooks.measured_traffic import show_measured_traffic
+
+    result = show_measured_traffic((object(), object()), size=2048)
+    out = capsys.readouterr().out
+    assert not result.measured
+    assert result.reason in out
+    assert "68.736 GB requested" in out and "7.94 FLOP/byte" in out  # naive and tile 32 model
+
+
+def test_while_grading_no_counters_are_read(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from course.notebooks import measured_traffic
+    from course.runtime import backend
+
+    monkeypatch.setattr(backend, "autograding", lambda: True)
+    monkeypatch.setattr(measured_traffic, "measure_traffic",
+                        lambda *a, **k: pytest.fail("counters read while grading"))
+    result = measured_traffic.show_measured_traffic((object(), object()))
+    assert not result.measured
+    assert counters.why_not_measurable().startswith("Counters are not read while grading")
+
+
+def test_the_recorded_hierarchy_is_drawn_from_the_shipped_numbers(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]
+                                                                  ) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course.notebooks.measured_traffic import show_recorded_hierarchy
+    from course.perf.recorded import load_recorded
+
+    monkeypatch.setattr(plt, "show", lambda: None)
+    show_recorded_hierarchy("CUDA C", 2048)
+    ax = plt.gca()
+    gids = [line.get_gid() for line in ax.get_lines()]
+    assert {"roof-DRAM", "roof-L2", "roof-L1"} <= set(gids)
+    table = load_recorded()
+    runs = [r for r in table.runs if r.track == "CUDA C" and r.size == 2048]
+    assert gids.count("measured-L1") == gids.count("measured-DRAM") == len(runs) == 4
+    naive = table.find("CUDA C", "naive", 2048)
+    l1_point = next(line for line in ax.get_lines() if line.get_gid() == "measured-L1")
+    assert l1_point.get_xdata()[0] == pytest.approx(naive.flops / naive.l1)
+    out = capsys.readouterr().out
+    assert table.date in out and "Nsight Compute" in out
+    plt.close("all")
+
+
+def test_the_shipped_readings_say_what_the_notebooks_say() -> None:
+    """Notebooks 3, 4 and 5 quote the recorded table: tiled L1 = model, naive L1 = half of it,
+    A and B read from DRAM once up to 2048³ and many times at 4096³, and notebook 4's sentence."""
+    from course.notebooks.measured_traffic import explain_writeup_traffic, modelled_bytes
+    from course.perf.recorded import LEVELS, load_recorded
+
+    table = load_recorded()
+    assert table.gpu and table.date and "ncu" in table.command
+    assert set(table.bandwidths_gbs) == set(LEVELS) and table.peak_gflops > 0
+    assert {r.track for r in table.runs} == {"Numba", "CUDA C"}
+    for r in table.runs:
+        model = modelled_bytes(r.size, [r.tile] if r.tile else [], r.tile is None)[r.label]
+        ratio = r.l1 / model
+        assert ratio == pytest.approx(0.5 if r.tile is None else 1.0, rel=0.02), r
+        once = 2 * r.size**2 * 4
+        if r.size <= 2048:
+            assert r.dram_read == pytest.approx(once, rel=0.05), r
+        else:
+            assert r.dram_read > 1.2 * once, r
+    sentence = explain_writeup_traffic(table.find("CUDA C", "naive", 1024),
+                                       table.find("CUDA C", "tiled", 1024, 32))
+    for quoted in ("8.4 MB", "2.4×", "15.8×", "1.7×"):  # notebook 4's counters_reading
+        assert quoted in sentence
+
+
+def test_measured_ceilings_replace_the_profilers_dram_roof_and_the_datasheet_peak() -> None:
+    from course.notebooks.measured_traffic import level_roofs
+    from course.perf.ceilings import Ceiling
+
+    found = Counters(runs=(), peak_gbs={"DRAM": 4812.0, "L2": 15430.0, "L1": 133755.0},
+                     tool="Nsight Compute", device="NVIDIA H200")
+    sheet = level_roofs(found)
+    assert sheet is not None and sheet.peak_gflops == 66900.0  # the H200 datasheet
+    assert sheet.bandwidth_gbs["DRAM"] == 4812.0
+    copy = Ceiling("copy", 4007.0, "GB/s", None)
+    peak = Ceiling("cuBLAS", 50938.0, "GFLOP/s", None)
+    ours = level_roofs(found, {"copy": copy, "peak": peak})
+    assert ours is not None and ours.bandwidth_gbs["DRAM"] == 4007.0
+    assert ours.peak_gflops == 50938.0 and ours.bandwidth_gbs["L1"] == 133755.0
+    assert level_roofs(Counters(peak_gbs={"L2": 1.0}, device="NVIDIA H200")) is None
