@@ -52,6 +52,11 @@ from course.notebooks.kernel_roofline import plot_tiled_roofline as plot_tiled_r
 from course.notebooks.kernel_roofline import plot_week_roofline as plot_week_roofline
 from course.notebooks.kernel_roofline import week_intensities as week_intensities
 
+# notebook 05: counter readings recorded on a real GPU (bytes per memory level), printed
+from course.perf.recorded import load_recorded as load_recorded
+from course.perf.recorded_report import format_level_verdicts as format_level_verdicts
+from course.perf.recorded_report import format_recorded as format_recorded
+
 # notebook 04: the CUDA C write-up's experiment
 from course.perf.experiment import writeup_inputs as writeup_inputs
 from course.perf.experiment_report import format_table as format_table
