@@ -430,3 +430,32 @@ def test_the_recorded_table_prints_every_run_and_computes_no_answer() -> None:
     assert "1.5" in lines[3] and "?" in lines[3] and lines[3].rstrip().endswith("L2")
     assert lines[4].count("?") == 3 and lines[4].rstrip().endswith("None")
     assert math.isfinite(runs[0].gflops)
+
+
+# --- the sample class's answers in other styles -------------------------------------------------
+
+STYLE_STUDENTS = ["di_numpy_functions", "ed_where_and_while", "fi_clip_and_numba_spelling",
+                  "ne_hints_and_asserts"]
+
+
+@pytest.mark.parametrize("student", STYLE_STUDENTS)
+def test_the_sample_students_level_answers_pass_and_rebuild(student) -> None:
+    """What tests/test_sample_class.py grades end to end (full marks, as ada), checked here
+    without the class: both answers pass the visible checks and the hidden tests, and the
+    grader rebuilds them from the cells."""
+    import importlib
+
+    spec = importlib.import_module(f"sample_class.students.{student}")
+    answers = spec.ANSWERS["05_roofline"]
+    assert spec.EXPECTED["05_roofline"] == importlib.import_module(
+        "sample_class.students.ada_correct").EXPECTED["05_roofline"]
+    cells = ["import numpy as np\n", answers["measured_intensities"],
+             answers["bounding_level"]]
+    namespace: dict = {}
+    for cell in cells:
+        exec(cell, namespace)  # noqa: S102 - the sample class's own answers
+    for check, cases in _both("check_measured_intensities"):
+        check(namespace["measured_intensities"], cases)
+    for check, cases in _both("check_bounding_level"):
+        check(namespace["bounding_level"], cases)
+    bundle_from_cells(cells, {"measured_intensities", "bounding_level"})
