@@ -28,8 +28,8 @@ from course.checks import level_answers as visible
 from course.checks.expected import Expected
 from course.runtime.i18n import N_
 
-#: the string ``bounding_level`` returns when the arithmetic takes longest.
-COMPUTE = "compute"
+#: the string ``bounding_level`` returns when the arithmetic takes longest (the checks' own).
+COMPUTE = visible.COMPUTE
 
 #: how close two times must be to count as a tie (relative).
 TIE = 1e-9
@@ -65,12 +65,12 @@ def intensities_expected(case: tuple) -> Expected:
     level, the value and the named mistakes' values there (``extra["levels"]``)."""
     flops, level_bytes = case
     levels: dict[str, Any] = {}
-    for level in level_bytes:
-        args = (flops, level_bytes, level)
-        levels[level] = {"value": level_intensity_model(*args),
-                         "mistakes": [[v, list(h)] for v, h in mistaken_values(
-                             level_intensity_model, args, INTENSITY_MISTAKES)]}
-    return Expected({level: entry["value"] for level, entry in levels.items()}, (),
+    for name in level_bytes:
+        args = (flops, level_bytes, name)
+        levels[name] = {"value": level_intensity_model(*args),
+                        "mistakes": [[v, list(h)] for v, h in mistaken_values(
+                            level_intensity_model, args, INTENSITY_MISTAKES)]}
+    return Expected({name: entry["value"] for name, entry in levels.items()}, (),
                     {"levels": levels})
 
 
@@ -161,11 +161,11 @@ def bounding_expected(case: tuple) -> Expected:
 
 def check_measured_intensities(fn: Callable[..., Any],
                                cases: Sequence[tuple[float, Mapping[str, float]]]) -> None:
-    """Check ``measured_intensities(flops, level_bytes)`` on each case, any call."""
+    """The hidden tests' check of ``measured_intensities(flops, level_bytes)``: any call."""
     visible.judge_measured_intensities(fn, cases, intensities_expected)
 
 
 def check_bounding_level(fn: Callable[..., Any], cases: Sequence[tuple]) -> None:
-    """Check ``bounding_level(flops, level_bytes, bandwidths_gbs, peak_gflops)`` on each case,
-    any call."""
+    """The hidden tests' check of ``bounding_level(flops, level_bytes, bandwidths_gbs,
+    peak_gflops)``: any call."""
     visible.judge_bounding_level(fn, cases, bounding_expected)
