@@ -97,13 +97,14 @@ def judge_bounding_level(fn: Callable[..., Any], cases: Sequence[tuple], known: 
         call = (f"bounding_level({flops:.6g}, {_levels(level_bytes)}, "
                 f"{_levels(bandwidths_gbs)}, {peak_gflops:g})")
         times = {**entry.extra["times"], COMPUTE: entry.extra["compute_time"]}
+        seconds = ", ".join(f"{name} {t:.3g}" for name, t in times.items())
         message = _("{call} returned {value}, but the longest time is that of {right} "
-                    "(seconds: {times})").format(call=call, value=repr(got), right=repr(entry.value),
-                                       times=", ".join(f"{name} {t:.3g}"
-                                                       for name, t in times.items()))
+                    "(seconds: {times})").format(call=call, value=repr(got),
+                                                 right=repr(entry.value), times=seconds)
         hint = _kind_hint(got, list(level_bytes))
         if hint is None:
-            named = next((hints for answer, hints in entry.extra["wrong"] if answer == got), [])
+            named: list[str] = next((list(hints) for answer, hints in entry.extra["wrong"]
+                                     if answer == got), [])
             hint = expected.join(named) if named else None
         if hint is None:
             hint = _("a level's time is its bytes / (bandwidth × 1e9), the arithmetic's "

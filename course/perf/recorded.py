@@ -74,7 +74,7 @@ class RecordedTable:
     notes: tuple[str, ...] = field(default=())
 
     def find(self, track: str, kernel: str, size: int, tile: int | None = None) -> RecordedRun:
-        """The run of ``kernel`` (``tile``) on ``track`` at ``size``; KeyError naming what exists."""
+        """The run of ``kernel`` (``tile``) on ``track`` at ``size``; KeyError naming the runs."""
         for run in self.runs:
             if (run.track, run.kernel, run.tile, run.size) == (track, kernel, tile, size):
                 return run
