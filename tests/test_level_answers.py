@@ -423,12 +423,13 @@ def test_the_recorded_table_prints_every_run_and_computes_no_answer() -> None:
     assert recorded.source() in text
     assert len(text.splitlines()) == 4 + len(recorded.runs)
     runs = recorded.runs
-    shown = format_level_verdicts(runs[:2], [{"DRAM": 1.5, "L2": "x", "L1": 3.0}, 7.0],
-                                  ["L2", None])
+    shown = format_level_verdicts(runs[:3], [{"DRAM": 1.5, "L2": "x", "L1": 3.0}, 7.0, {}],
+                                  ["L2", None, {"DRAM": 1.0e9, "L2": 2.0e9, "L1": 3.0e9}])
     lines = shown.splitlines()
-    assert len(lines) == 3 + 2
+    assert len(lines) == 3 + 3
     assert "1.5" in lines[3] and "?" in lines[3] and lines[3].rstrip().endswith("L2")
     assert lines[4].count("?") == 3 and lines[4].rstrip().endswith("None")
+    assert lines[5].rstrip().endswith("…") and len(lines[5]) == len(lines[3])  # cut short
     assert math.isfinite(runs[0].gflops)
 
 

@@ -57,13 +57,21 @@ def _number(values: Any, level: str) -> str:
         return "?"
 
 
+def _verdict(value: Any, width: int = 24) -> str:
+    """A verdict as the table shows it: a string as it is, anything else as its repr, cut to
+    ``width`` characters (a dict returned by mistake should not stretch every line)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def format_level_verdicts(runs: Sequence[RecordedRun], intensities: Sequence[Mapping[str, Any]],
                           verdicts: Sequence[Any]) -> str:
     """One line per run: the intensity of each level and the bounding level, as the student's
     functions gave them (``intensities[i]`` and ``verdicts[i]`` belong to ``runs[i]``)."""
     head = [_("track"), _("kernel"), _("size"),
             *(_("AI {level}").format(level=level) for level in LEVELS), _("bound by")]
-    body = [[*_run_cells(run), *(_number(ai, level) for level in LEVELS), str(verdict)]
+    body = [[*_run_cells(run), *(_number(ai, level) for level in LEVELS),
+             _verdict(verdict)]
             for run, ai, verdict in zip(runs, intensities, verdicts, strict=True)]
     return "\n".join([_("intensities in FLOP/byte, one per memory level"), "",
                       *_table(head, body, left=2)])
