@@ -60,6 +60,8 @@ from course.perf.recorded import load_recorded as load_recorded
 from course.notebooks.measured_traffic import show_measured_traffic as show_measured_traffic
 from course.notebooks.measured_traffic import show_recorded_hierarchy as show_recorded_hierarchy
 from course.notebooks.measured_traffic import show_writeup_traffic as show_writeup_traffic
+from course.perf.recorded_report import format_level_verdicts as format_level_verdicts
+from course.perf.recorded_report import format_recorded as format_recorded
 
 # notebook 04: the CUDA C write-up's experiment
 from course.perf.experiment import writeup_inputs as writeup_inputs

@@ -12,7 +12,8 @@ SOURCE = ROOT / "source" / "week4"
 
 #: what a student's notebook defines (a function, a kernel or a string), from the contract.
 STUDENT_NAMES = ["ai_vector_add", "ai_matmul", "ai_gemm_naive", "ai_gemm_tiled",
-                 "attainable_gflops", "critical_ai", "bound", "vector_add", "gemm_naive",
+                 "attainable_gflops", "critical_ai", "bound", "measured_intensities",
+                 "bounding_level", "vector_add", "gemm_naive",
                  "make_gemm_tiled", "GEMM_NAIVE_CUDA", "GEMM_TILED_CUDA",
                  "predict_blocks_per_sm", "predict_occupancy", "make_gemm_register_tiled"]
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from autograder.answers import intensity as ia
+from autograder.answers import levels as la
 from autograder.answers import roofline as ra
 from autograder.publish import student_tree
 from course.gemm.occupancy import theoretical_occupancy
@@ -60,6 +61,18 @@ def _exercises() -> dict[str, dict]:
     occupancy = [((7, 5), 256, 32, 2048), ((9, 0), 96, 40, 0), ((8, 0), 1024, 64, 8192),
                  ((7, 5), 64, 72, 4000), ((9, 0), 256, 32, 57 * 1024), ((8, 6), 48, 33, 100)]
 
+    # notebook 5's readings per memory level: made-up ones, varied so that every level (and
+    # "compute") is the answer somewhere, with other level names too
+    readings = [(2.0e10, {"DRAM": 3.0e9, "L2": 3.0e9, "L1": 6.0e9}),      # DRAM-bound
+                (2.0e10, {"DRAM": 3.0e7, "L2": 6.0e9, "L1": 9.0e9}),      # L2
+                (2.0e10, {"L1": 3.0e10, "DRAM": 3.0e7, "L2": 1.0e9}),     # L1
+                (2.0e11, {"DRAM": 3.0e7, "L2": 1.0e9, "L1": 3.0e9}),      # compute
+                (4.0e11, {"HBM": 1.0e10, "L2": 9.0e10, "SMEM": 1.0e11})]  # L2, other names
+    gpus = [{"DRAM": 3000.0, "L2": 9000.0, "L1": 30000.0}] * 4 + [
+        {"HBM": 2500.0, "L2": 8000.0, "SMEM": 20000.0}]
+    bounding = [(f, b, bw, 90000.0) for (f, b), bw in zip(readings, gpus, strict=True)]
+    bounding.append((*readings[1], gpus[1], 20000.0))  # the L2 reading on a slower GPU: compute
+
     def spec(cases, answer, attribute=None):
         return {"cases": [list(c) for c in cases], "answers": [answer(*c) for c in cases],
                 "attribute": attribute}
@@ -77,6 +90,8 @@ def _exercises() -> dict[str, dict]:
         "critical_ai": spec(machines, ra.ridge_model),
         "attainable_gflops": spec(roofs, ra.roof_model),
         "bound": spec(roofs, ra.bound_model),
+        "measured_intensities": spec(readings, lambda f, b: la.intensities_expected((f, b)).value),
+        "bounding_level": spec(bounding, la.bounding_model),
         "predict_blocks_per_sm": spec(
             occupancy, lambda *c: theoretical_occupancy(*c).blocks_per_sm, "blocks_per_sm"),
         "predict_occupancy": spec(
@@ -103,9 +118,12 @@ def probed(student_tree_dir: Path) -> dict:
 
 EXERCISES = ["ai_vector_add", "ai_matmul", "ai_gemm_naive", "ai_gemm_tiled",
              "ai_gemm_tiled at 4 bytes", "critical_ai", "attainable_gflops", "bound"]
+#: notebook 5's hierarchical-roofline exercise (its rules never shipped in course: the probe is
+#: shown to find them by planting them, below)
+LEVEL_EXERCISES = ["measured_intensities", "bounding_level"]
 
 
-@pytest.mark.parametrize("exercise", EXERCISES)
+@pytest.mark.parametrize("exercise", EXERCISES + LEVEL_EXERCISES)
 def test_the_student_package_holds_no_function_computing_the_answer(probed, exercise) -> None:
     assert probed["found"][exercise] == [], (exercise, probed["found"][exercise])
     assert not [m for m in probed["unimportable"] if m.startswith("course.checks")]
@@ -127,9 +145,19 @@ def test_the_probe_finds_the_rules_that_used_to_ship(student_tree_dir, tmp_path)
     for name in ("intensity_answers", "roofline_answers"):
         shutil.copy(ROOT / "tests" / "before_29" / f"{name}.py",
                     old / "course" / "checks" / f"{name}.py")
+    # and notebook 5's level rules, as a course module would hold them if they shipped
+    (old / "course" / "perf" / "planted_levels.py").write_text(
+        "def per_level(flops, level_bytes):\n"
+        "    return {k: flops / v for k, v in level_bytes.items()}\n\n\n"
+        "def slowest(flops, level_bytes, bandwidths_gbs, peak_gflops):\n"
+        "    t = {k: v / bandwidths_gbs[k] for k, v in level_bytes.items()}\n"
+        "    t['compute'] = flops / peak_gflops\n"
+        "    return max(t, key=t.get)\n")
     found = _probe(old)["found"]
     for exercise in EXERCISES:
         assert found[exercise], exercise
+    assert found["measured_intensities"] == ["course.perf.planted_levels.per_level"]
+    assert found["bounding_level"] == ["course.perf.planted_levels.slowest"]
 
 
 #: an answer that hands the work to a course tool, exercise by exercise

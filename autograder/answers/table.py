@@ -20,7 +20,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.answers import intensity, roofline
+from autograder.answers import intensity, levels, roofline
 from course.checks.expected import TABLE, Expected
 
 #: a hidden block of a test cell, markers included (nbgrader's syntax).
@@ -33,10 +33,15 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 
 
 def constant(node: ast.AST) -> Any:
-    """The value of a literal written with numbers, tuples, lists and arithmetic
-    (``1 / 12``, ``48 * 1024``); ``ValueError`` for anything else."""
+    """The value of a literal written with numbers, tuples, lists, dicts keyed by strings and
+    arithmetic (``1 / 12``, ``48 * 1024``, ``{"DRAM": 6.4e7}``); ``ValueError`` for anything
+    else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return node.value
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                          for k in node.keys):
+        return {k.value: constant(v) for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant)}
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [constant(e) for e in node.elts]
         return tuple(items) if isinstance(node, ast.Tuple) else items
@@ -73,6 +78,10 @@ CHECKS: dict[str, Callable[[list[Any]], list[dict[str, Any]]]] = {
     "check_attainable": lambda args: _cases_entries("check_attainable", args[1],
                                                     roofline.roof_expected),
     "check_bound": lambda args: _cases_entries("check_bound", args[1], roofline.bound_expected),
+    "check_measured_intensities": lambda args: _cases_entries(
+        "check_measured_intensities", args[1], levels.intensities_expected),
+    "check_bounding_level": lambda args: _cases_entries("check_bounding_level", args[1],
+                                                        levels.bounding_expected),
     "check_attainable_array": lambda args: [{
         "case": [list(args[1]), args[2], args[3]],
         "elements": roofline.array_elements(args[1], args[2], args[3])}],

@@ -1,7 +1,8 @@
 """Layer 5: the graded checks, and the face test cells import (``from course.checks import …``).
 
 The checks live in this package's modules: numeric answers (``answers``) and notebooks 01's and
-05's formulas against named mistakes (``intensity_answers``, ``roofline_answers``), the GEMM
+05's formulas against named mistakes (``intensity_answers``, ``roofline_answers``; notebook
+05's intensities per memory level and bounding level: ``level_answers``), the GEMM
 kernels (``gemm``; CUDA C: ``cuda_gemm``), memory traffic (``traffic``), the speedup
 (``speedup``, ``cuda_speedup``), notebook 05's vector add (``vector_add``), notebook 06's
 occupancy predictions (``occupancy``) and the bonus (``bonus``).

@@ -35,12 +35,15 @@ from course.checks.cuda_gemm import check_traffic_cuda as check_traffic_cuda
 from course.checks.cuda_speedup import SPEEDUP_THRESHOLD_CUDA as SPEEDUP_THRESHOLD_CUDA
 from course.checks.cuda_speedup import check_speedup_cuda as check_speedup_cuda
 
-# notebook 05: the roofline formulas and the vector add
+# notebook 05: the roofline formulas, the vector add, and the hierarchical roofline's
+# intensities per memory level and bounding level
 from course.checks.roofline_answers import check_attainable as check_attainable
 from course.checks.roofline_answers import check_attainable_array as check_attainable_array
 from course.checks.roofline_answers import check_bound as check_bound
 from course.checks.roofline_answers import check_critical_ai as check_critical_ai
 from course.checks.vector_add import check_vector_add as check_vector_add
+from course.checks.level_answers import check_bounding_level as check_bounding_level
+from course.checks.level_answers import check_measured_intensities as check_measured_intensities
 from course.perf.ceilings import VectorAddCheckError as VectorAddCheckError
 
 # notebook 06: the occupancy predictions

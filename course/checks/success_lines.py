@@ -32,6 +32,11 @@ PASSED = {
     "attainable_arrays": N_(
         "✓ attainable_gflops works element by element on arrays, with names the grader accepts"),
     "bound_sides": N_('✓ bound: "memory" below the ridge, "compute" at and above it'),
+    "measured_intensities_levels": N_(
+        "✓ measured_intensities: FLOPs over each level's own bytes, for any levels"),
+    "bounding_level_verdict": N_(
+        '✓ bounding_level: the level whose bytes take longest, or "compute" when the '
+        'arithmetic does'),
 }
 
 

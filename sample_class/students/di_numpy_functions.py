@@ -47,6 +47,18 @@ def critical_ai(peak_gflops, bandwidth_gbs):
         "bound": '''def bound(ai, peak_gflops, bandwidth_gbs):
     return "memory" if ai < critical_ai(peak_gflops, bandwidth_gbs) else "compute"
 ''',
+        "measured_intensities": '''def measured_intensities(flops, level_bytes):
+    names = list(level_bytes)
+    moved = np.array([level_bytes[name] for name in names], dtype=float)
+    return dict(zip(names, np.divide(flops, moved)))
+''',
+        "bounding_level": '''def bounding_level(flops, level_bytes, bandwidths_gbs, peak_gflops):
+    names = np.array([*level_bytes, "compute"])
+    moved = np.array([level_bytes[name] for name in level_bytes], dtype=float)
+    rates = np.multiply([bandwidths_gbs[name] for name in level_bytes], 1e9)
+    seconds = np.append(np.divide(moved, rates), flops / (peak_gflops * 1e9))
+    return str(names[np.argmax(seconds)])
+''',
     },
 }
-EXPECTED = {"01_arithmetic_intensity": 11, "05_roofline": 9}
+EXPECTED = {"01_arithmetic_intensity": 11, "05_roofline": 13}

@@ -1,5 +1,6 @@
 """Ed converts intensities with np.array(ai, dtype=float), picks the roof with np.where, and
-writes vector_add's grid-stride loop as a while loop with the stride spelled out.
+writes vector_add's grid-stride loop as a while loop with the stride spelled out; her levels
+are walked with while loops too.
 Correct: full marks."""
 
 NOTEBOOKS = ["05_roofline"]
@@ -35,6 +36,24 @@ def vector_add(a, b, c):
         c[i] = a[i] + b[i]
         i += stride
 ''',
+        "measured_intensities": '''def measured_intensities(flops, level_bytes):
+    names = list(level_bytes)
+    out = {}
+    i = 0
+    while i < len(names):
+        out[names[i]] = flops / level_bytes[names[i]]
+        i += 1
+    return out
+''',
+        "bounding_level": '''def bounding_level(flops, level_bytes, bandwidths_gbs, peak_gflops):
+    best, longest = "compute", flops / (peak_gflops * 1e9)
+    pending = list(level_bytes)
+    while pending:
+        level = pending.pop()
+        seconds = level_bytes[level] / (bandwidths_gbs[level] * 1e9)
+        best, longest = (level, seconds) if seconds > longest else (best, longest)
+    return best
+''',
     },
 }
-EXPECTED = {"05_roofline": 9}
+EXPECTED = {"05_roofline": 13}

@@ -1,4 +1,5 @@
-"""Fi writes critical_ai as a lambda, caps the memory roof with np.clip, and spells the kernel
+"""Fi writes critical_ai and measured_intensities as lambdas, takes the lowest roof for
+bounding_level, caps the memory roof with np.clip, and spells the kernel
 API through the numba module (numba.cuda.grid, numba.cuda.gridsize). Correct: full marks."""
 
 NOTEBOOKS = ["05_roofline"]
@@ -27,6 +28,15 @@ def vector_add(a, b, c):
     for i in range(numba.cuda.grid(1), c.size, numba.cuda.gridsize(1)):
         c[i] = a[i] + b[i]
 ''',
+        "measured_intensities": '''measured_intensities = lambda flops, level_bytes: {
+    level: flops / moved for level, moved in level_bytes.items()}
+''',
+        "bounding_level": '''def bounding_level(flops, level_bytes, bandwidths_gbs, peak_gflops):
+    roofs = {level: bandwidths_gbs[level] * ai
+             for level, ai in measured_intensities(flops, level_bytes).items()}
+    lowest = min(roofs, key=roofs.get)
+    return lowest if roofs[lowest] < peak_gflops else "compute"
+''',
     },
 }
-EXPECTED = {"05_roofline": 9}
+EXPECTED = {"05_roofline": 13}

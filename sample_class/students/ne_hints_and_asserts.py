@@ -60,6 +60,17 @@ def attainable_gflops(ai, peak_gflops: float, bandwidth_gbs: float):
         below = False
     return "memory" if below else "compute"
 ''',
+        "measured_intensities": '''def measured_intensities(flops: float, level_bytes: dict[str, float]) -> dict[str, float]:
+    assert all(moved > 0 for moved in level_bytes.values()), "every level moved some bytes"
+    return {level: float(flops) / float(moved) for level, moved in level_bytes.items()}
+''',
+        "bounding_level": '''def bounding_level(flops: float, level_bytes: dict, bandwidths_gbs: dict,
+                   peak_gflops: float) -> str:
+    assert set(level_bytes) == set(bandwidths_gbs), "one bandwidth per level"
+    times = sorted((moved / (bandwidths_gbs[k] * 1e9), k) for k, moved in level_bytes.items())
+    slowest_time, slowest = times[-1]
+    return slowest if slowest_time > flops / (peak_gflops * 1e9) else "compute"
+''',
     },
 }
-EXPECTED = {"01_arithmetic_intensity": 11, "05_roofline": 9}
+EXPECTED = {"01_arithmetic_intensity": 11, "05_roofline": 13}

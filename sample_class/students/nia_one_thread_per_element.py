@@ -18,4 +18,4 @@ def vector_add(a, b, c):
     },
 }
 # vector_add_correct (2 points) and vector_add_hidden (1 point) fail; the rest is right.
-EXPECTED = {"05_roofline": 6}
+EXPECTED = {"05_roofline": 10}
