@@ -53,6 +53,11 @@ from typing import Any
 
 import numpy as np
 
+from course.gemm.cudac import gpu
+from course.gemm.cudac.launch import CudaGemm
+from course.gemm.cudac.source import NAIVE, TILED
+from course.gemm.launch import naive as numba_naive
+from course.gemm.launch import tiled as numba_tiled
 from course.gemm.operands import random_operands
 from course.perf.ncu_csv import NcuOutputError, ProfiledLaunch, parse_raw_csv
 from course.perf.recorded import LEVELS, RecordedRun
@@ -296,8 +301,6 @@ def measure_traffic(kernels: Any, size: int = 2048, tiles: Sequence[int] = (8, 1
 def _profiler(start: bool, cuda_c: bool) -> None:
     """cudaProfilerStart/Stop: the launches between them are the ones ncu profiles."""
     if cuda_c:
-        from course.gemm.cudac import gpu
-
         rt = gpu.cupy_module().cuda.runtime
         (rt.profilerStart if start else rt.profilerStop)()
         return
@@ -340,8 +343,6 @@ def traffic_task(student: SourceBundle | None = None, *, launches: list[list[Any
 def _numba_runner(A: np.ndarray, B: np.ndarray, student: SourceBundle | None) -> Any:
     from numba import cuda
 
-    from course.gemm.launch import naive, tiled
-
     assert student is not None
     ns = student.load()
     dA, dB = cuda.to_device(A), cuda.to_device(B)
@@ -351,8 +352,8 @@ def _numba_runner(A: np.ndarray, B: np.ndarray, student: SourceBundle | None) ->
     def run(kind: str, tile: int | None, fetch: bool = True) -> np.ndarray | None:
         key = (kind, tile)
         if key not in kernels:
-            kernels[key] = naive(ns["gemm_naive"]) if tile is None else \
-                tiled(ns["make_gemm_tiled"], tile)
+            kernels[key] = numba_naive(ns["gemm_naive"]) if tile is None else \
+                numba_tiled(ns["make_gemm_tiled"], tile)
         kernels[key].launch(dA, dB, dC)
         return dC.copy_to_host() if fetch else None
 
@@ -361,10 +362,6 @@ def _numba_runner(A: np.ndarray, B: np.ndarray, student: SourceBundle | None) ->
 
 def _cuda_c_runner(A: np.ndarray, B: np.ndarray, naive_source: str | None,
                    tiled_source: str | None) -> Any:
-    from course.gemm.cudac import gpu
-    from course.gemm.cudac.launch import CudaGemm
-    from course.gemm.cudac.source import NAIVE, TILED
-
     cp = gpu.cupy_module()
     dA, dB = cp.asarray(A), cp.asarray(B)
     dC = cp.empty((A.shape[0], B.shape[1]), cp.float32)
