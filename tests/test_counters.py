@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from course.gemm.reads import naive_reads, tiled_reads
+from course.notebooks.measured_traffic import modelled_bytes
 from course.perf import counters
 from course.perf.counters import Counters, explain_failure, measure_traffic
 from course.perf.ncu_csv import NcuOutputError, parse_raw_csv, unit_factor
@@ -174,11 +174,6 @@ def test_a_tool_without_the_peak_metrics_still_gives_bytes(fake_ncu: Path,
 
 # --- on a GPU -----------------------------------------------------------------------------------
 
-def _model_bytes(n: int, tile: int | None) -> float:
-    reads = naive_reads(n, n, n) if tile is None else tiled_reads(n, n, n, tile)
-    return 4.0 * (reads + n * n)
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("track", ["Numba", "CUDA C"])
 def test_tiled_l1_bytes_are_the_request_model(track: str) -> None:
@@ -196,9 +191,9 @@ def test_tiled_l1_bytes_are_the_request_model(track: str) -> None:
     print(json.dumps([r.__dict__ for r in result.runs], default=str))
     for tile in (16, 32):
         run = result.run(f"tiled {tile}")
-        assert run.l1 == pytest.approx(_model_bytes(n, tile), rel=0.02), tile
+        assert run.l1 == pytest.approx(modelled_bytes(n)[f"tiled {tile}"], rel=0.02), tile
     naive = result.run("naive")
-    assert naive.l1 < 0.8 * _model_bytes(n, None)
+    assert naive.l1 < 0.8 * modelled_bytes(n)["naive"]
     inputs = 2 * n * n * 4
     for run in result.runs:
         assert 0.95 * inputs < run.dram_read < 1.5 * inputs, run.label
@@ -274,7 +269,7 @@ def test_the_recorded_hierarchy_is_drawn_from_the_shipped_numbers(monkeypatch: p
 def test_the_shipped_readings_say_what_the_notebooks_say() -> None:
     """Notebooks 3, 4 and 5 quote the recorded table: tiled L1 = model, naive L1 = half of it,
     A and B read from DRAM once up to 2048³ and many times at 4096³, and notebook 4's sentence."""
-    from course.notebooks.measured_traffic import explain_writeup_traffic, modelled_bytes
+    from course.notebooks.measured_traffic import explain_writeup_traffic
     from course.perf.recorded import LEVELS, load_recorded
 
     table = load_recorded()
@@ -311,3 +306,36 @@ def test_measured_ceilings_replace_the_profilers_dram_roof_and_the_datasheet_pea
     assert ours is not None and ours.bandwidth_gbs["DRAM"] == 4007.0
     assert ours.peak_gflops == 50938.0 and ours.bandwidth_gbs["L1"] == 133755.0
     assert level_roofs(Counters(peak_gbs={"L2": 1.0}, device="NVIDIA H200")) is None
+
+
+def test_a_measurement_is_shown_as_table_roofs_and_figure(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """The branch a GPU takes, on the CPU: measure_traffic stands in with H200 readings, and
+    the cell prints the tool, the table beside the model, the roofs (notebook 5's measured DRAM
+    and peak where given) and draws one point per level and run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course.notebooks import measured_traffic
+    from course.perf.ceilings import Ceiling
+    from course.perf.recorded import load_recorded
+
+    table = load_recorded()
+    runs = tuple(r for r in table.runs if r.track == "Numba" and r.size == 2048)
+    found = Counters(runs, {"DRAM": 4812.0, "L2": 15430.0, "L1": 133755.0},
+                     "Nsight Compute 2025.3.1.0", device="NVIDIA H200")
+    monkeypatch.setattr(measured_traffic, "measure_traffic", lambda *a, **k: found)
+    monkeypatch.setattr(plt, "show", lambda: None)
+    copy = Ceiling("copy", 4007.0, "GB/s", None)
+    result = measured_traffic.show_measured_traffic((object(), object()), size=2048,
+                                                    measured={"copy": copy})
+    out = capsys.readouterr().out
+    assert result is found
+    assert "Nsight Compute 2025.3.1.0" in out and "L1 / model" in out
+    assert "4,007 GB/s" in out and "66,900 GFLOP/s" in out  # measured DRAM, datasheet peak
+    gids = [line.get_gid() for line in plt.gca().get_lines()]
+    assert gids.count("measured-L1") == gids.count("modelled") == len(runs)
+    plt.close("all")

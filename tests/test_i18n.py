@@ -377,3 +377,18 @@ def test_every_datasheet_note_is_shown_in_korean():
     for spec in DATASHEET.values():
         korean = i18n.in_language("ko", spec.notes)
         assert korean != spec.notes and any("가" <= c <= "힣" for c in korean), spec.name
+
+
+def test_aligned_lines_line_up_hangul_and_align_each_side():
+    """The one plain-text table renderer: width by display columns (a Hangul letter takes
+    two), the first ``left`` columns left-aligned, the rest right-aligned, an optional rule."""
+    from course.runtime.i18n import aligned_lines, text_width
+
+    lines = aligned_lines([("커널", "시간"), ("naive", "3.1 ms"), ("tiled 32", "1.9 ms")],
+                          rule=True)
+    assert lines[1] == "--------  ------"
+    assert len({text_width(line) for line in lines}) == 1
+    assert lines[0].startswith("커널    ") and lines[2].startswith("naive   ")
+    assert lines[2].endswith("3.1 ms") and lines[0].endswith("  시간")
+    two = aligned_lines([("a", "b", "c"), ("long", "x", "y")], left=2)
+    assert two == ["a     b  c", "long  x  y"]

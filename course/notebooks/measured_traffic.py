@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from course.gemm.reads import naive_reads, tiled_reads
+from course.notebooks.kernel_roofline import gemm_intensities
 from course.perf.ceilings import Ceiling
 from course.perf.counters import Counters, measure_traffic
 from course.perf.hierarchy import LevelRoofs, plot_hierarchy, traffic_table
@@ -77,22 +78,20 @@ def level_roofs(counters: Counters, measured: Mapping[str, Ceiling] | None = Non
     return LevelRoofs(peak, bandwidth, sources)
 
 
-def _show(counters: Counters, size: int, title: str, measured: Mapping[str, Ceiling] | None,
-          modelled: Mapping[str, float]) -> None:
+def _table_and_figure(runs: Sequence[RecordedRun], roofs: LevelRoofs | None, size: int,
+                      title: str) -> None:
+    """The runs' bytes beside the request model, then the roofs and the hierarchical roofline
+    (each run also at its modelled intensity), for measured and recorded runs alike."""
     import matplotlib.pyplot as plt
 
-    print(_("Measured with {tool}, one launch per kernel, caches flushed before each:").format(
-        tool=counters.tool))
-    print(traffic_table(counters.runs, modelled))
-    roofs = level_roofs(counters, measured)
+    tiles = [r.tile for r in runs if r.tile is not None]
+    print(traffic_table(runs, modelled_bytes(size, tiles, any(r.tile is None for r in runs))))
     if roofs is None:
         print(_("(no roof for every level here, so no hierarchical roofline)"))
         return
     print()
     print(roofs.describe())
-    flops = 2.0 * size**3
-    plot_hierarchy(counters.runs, roofs, {k: flops / v for k, v in modelled.items()},
-                   title=title)
+    plot_hierarchy(runs, roofs, gemm_intensities(size, tiles), title=title)
     plt.show()
 
 
@@ -112,13 +111,15 @@ def show_measured_traffic(kernels: Any, size: int = 2048, tiles: Sequence[int] =
         note("skipped_while_grading")
         return Counters(reason=_("skipped while grading"))
     counters = measure_traffic(kernels, size, tiles, naive=naive)
-    modelled = modelled_bytes(size, tiles, naive)
     if not counters.measured:
         print(counters.reason)
         _model_only(size, tiles, naive)
         return counters
-    _show(counters, size, _("Your kernels at {size}³ on {gpu}: measured traffic at every "
-                            "level").format(size=size, gpu=counters.device), measured, modelled)
+    print(_("Measured with {tool}, one launch per kernel, caches flushed before each:").format(
+        tool=counters.tool))
+    _table_and_figure(counters.runs, level_roofs(counters, measured), size, _(
+        "Your kernels at {size}³ on {gpu}: measured traffic at every level").format(
+            size=size, gpu=counters.device))
     return counters
 
 
@@ -157,19 +158,9 @@ def show_recorded_hierarchy(track: str = "CUDA C", size: int = 2048) -> None:
     """The table shipped with the course (:mod:`course.perf.recorded`): its ``track``'s kernels
     at ``size``³, with the bytes, the roofs and the hierarchical roofline of the GPU they were
     recorded on. Runs anywhere: nothing is measured."""
-    import matplotlib.pyplot as plt
-
     table = load_recorded()
-    runs = [r for r in table.runs if r.track == track and r.size == size]
     print(table.source())
-    modelled = modelled_bytes(size, [r.tile for r in runs if r.tile], any(
-        r.tile is None for r in runs))
-    print(traffic_table(runs, modelled))
-    roofs = LevelRoofs(table.peak_gflops, table.bandwidths_gbs, table.roof_sources)
-    print()
-    print(roofs.describe())
-    flops = 2.0 * size**3
-    plot_hierarchy(runs, roofs, {k: flops / v for k, v in modelled.items()},
-                   title=_("{track} kernels at {size}³ on an {gpu} (recorded {date})").format(
-                       track=track, size=size, gpu=table.gpu, date=table.date))
-    plt.show()
+    _table_and_figure([r for r in table.runs if r.track == track and r.size == size],
+                      LevelRoofs(table.peak_gflops, table.bandwidths_gbs, table.roof_sources),
+                      size, _("{track} kernels at {size}³ on an {gpu} (recorded {date})").format(
+                          track=track, size=size, gpu=table.gpu, date=table.date))

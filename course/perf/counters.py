@@ -60,7 +60,7 @@ from course.gemm.launch import naive as numba_naive
 from course.gemm.launch import tiled as numba_tiled
 from course.gemm.operands import random_operands
 from course.perf.ncu_csv import NcuOutputError, ProfiledLaunch, parse_raw_csv
-from course.perf.recorded import LEVELS, RecordedRun
+from course.perf.recorded import RecordedRun
 from course.runtime import backend
 from course.runtime.i18n import _
 from course.runtime.seeds import fresh_seed
@@ -385,5 +385,4 @@ def _cuda_c_runner(A: np.ndarray, B: np.ndarray, naive_source: str | None,
     return run
 
 
-__all__ = ["LEVELS", "Counters", "find_ncu", "measure_traffic", "traffic_task",
-           "why_not_measurable"]
+__all__ = ["Counters", "find_ncu", "measure_traffic", "traffic_task", "why_not_measurable"]

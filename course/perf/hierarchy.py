@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from course.perf.recorded import LEVELS, RecordedRun
+from course.perf.roofline import Roof
 from course.runtime.fonts import use_language_font
-from course.runtime.i18n import _, pad, text_width
+from course.runtime.i18n import _, aligned_lines, pad
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -42,9 +43,9 @@ class LevelRoofs:
     bandwidth_gbs: Mapping[str, float]
     sources: Mapping[str, str]
 
-    def roof(self, level: str, ai: float | np.ndarray) -> float | np.ndarray:
-        """The level's roof at intensity ``ai``: min(peak, bandwidth × ai)."""
-        return np.minimum(self.peak_gflops, self.bandwidth_gbs[level] * np.asarray(ai))
+    def level(self, level: str) -> Roof:
+        """The level's roof: its bandwidth under the one FP32 peak."""
+        return Roof(level, self.peak_gflops, self.bandwidth_gbs[level])
 
     def describe(self) -> str:
         """One line per roof: its value and where it comes from."""
@@ -77,11 +78,7 @@ def traffic_table(runs: Sequence[RecordedRun], modelled_bytes: Mapping[str, floa
         rows.append((r.label, f"{r.seconds * 1e3:.3f} ms", f"{r.gflops:,.0f}", _size(r.dram_read),
                      _size(r.dram_write), _size(r.l2), _size(r.l1),
                      _size(model) if model else "—", f"{r.l1 / model:.3f}" if model else "—"))
-    widths = [max(text_width(row[i]) for row in rows) for i in range(len(head))]
-    lines = ["  ".join(pad(cell, w, left=(i == 0)) for i, (cell, w) in
-                       enumerate(zip(row, widths, strict=True))) for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(aligned_lines(rows, rule=True))
 
 
 def plot_hierarchy(runs: Sequence[RecordedRun], roofs: LevelRoofs,
@@ -107,13 +104,14 @@ def plot_hierarchy(runs: Sequence[RecordedRun], roofs: LevelRoofs,
         if level not in roofs.bandwidth_gbs:
             continue
         style = LEVEL_STYLE[level][1]
-        (line,) = ax.plot(x, roofs.roof(level, x), color="0.25", ls=style, lw=1.6)
+        roof = roofs.level(level)
+        (line,) = ax.plot(x, roof.attainable(x), color="0.25", ls=style, lw=1.6)
         line.set_gid(f"roof-{level}")
         # The name sits left of its slope, each level a step lower than the one before.
-        x_label = max(lo * 1.1, roofs.peak_gflops / roofs.bandwidth_gbs[level] / 3 / 2**depth)
+        x_label = max(lo * 1.1, roof.ridge_ai / 3 / 2**depth)
         ax.annotate(_("{level} roof {bandwidth} GB/s").format(
             level=level, bandwidth=f"{roofs.bandwidth_gbs[level]:,.0f}"),
-            (x_label, float(roofs.roof(level, x_label))), xytext=(-5, 0), ha="right",
+            (x_label, roof.attainable(x_label)), xytext=(-5, 0), ha="right",
             va="center", textcoords="offset points", fontsize=8, color="0.25",
             gid="roof-label")
     ax.axhline(roofs.peak_gflops, color="0.25", lw=1.6)

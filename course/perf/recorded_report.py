@@ -14,19 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from course.perf.recorded import LEVELS, RecordedRun, RecordedTable, load_recorded
-from course.runtime.i18n import _, pad, text_width
-
-
-def _table(head: Sequence[str], body: Sequence[Sequence[str]], left: int = 2) -> list[str]:
-    """Fixed-width lines (display width, so Hangul lines up): the first ``left`` columns
-    left-aligned, the others right-aligned."""
-    widths = [max(text_width(h), *(text_width(row[i]) for row in body)) if body
-              else text_width(h) for i, h in enumerate(head)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(pad(c, w, i < left) for i, (c, w) in enumerate(zip(cells, widths,
-                                                                             strict=True)))
-    return [line(head), *(line(row) for row in body)]
+from course.runtime.i18n import _, aligned_lines
 
 
 def _run_cells(run: RecordedRun) -> list[str]:
@@ -46,7 +34,7 @@ def format_recorded(table: RecordedTable | None = None) -> str:
     return "\n".join([table.source(),
                       _("Roofs of this GPU: peak {peak} GFLOP/s; bandwidths {roofs}").format(
                           peak=f"{table.peak_gflops:,.0f}", roofs=roofs),
-                      "", *_table(head, body)])
+                      "", *aligned_lines([head, *body], left=2)])
 
 
 def _number(values: Any, level: str) -> str:
@@ -74,4 +62,4 @@ def format_level_verdicts(runs: Sequence[RecordedRun], intensities: Sequence[Map
              _verdict(verdict)]
             for run, ai, verdict in zip(runs, intensities, verdicts, strict=True)]
     return "\n".join([_("intensities in FLOP/byte, one per memory level"), "",
-                      *_table(head, body, left=2)])
+                      *aligned_lines([head, *body], left=2)])

@@ -14,7 +14,7 @@ from course.perf.ceilings import Ceiling, MissingDependencyError
 from course.perf.roofline import Roof
 from course.runtime import backend
 from course.runtime.devices import DATASHEET, DEFAULT_SIMULATOR_DEVICE, lookup
-from course.runtime.i18n import _, pad, text_width
+from course.runtime.i18n import _, aligned_lines
 
 
 def _simulator_roof() -> tuple[Roof, str]:
@@ -78,10 +78,7 @@ def compare_with_datasheet(ceilings: Sequence[Ceiling], device_name: str) -> str
         rows.append((c.what, f"{c.value:,.0f} {c.unit}",
                      "—" if sheet is None else f"{sheet:,.0f} {c.unit}",
                      "—" if sheet is None else f"{100 * c.value / sheet:.0f} %"))
-    widths = [max(text_width(r[i]) for r in rows) for i in range(4)]
-    lines = ["  ".join([pad(r[0], widths[0], left=True)] + [
-        pad(x, w, left=False) for x, w in zip(r[1:], widths[1:], strict=True)]) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = aligned_lines(rows, rule=True)
     if spec is None:
         lines.append(_("(course.tools.DATASHEET has no datasheet entry for {gpu})").format(
             gpu=device_name))

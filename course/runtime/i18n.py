@@ -31,7 +31,7 @@ import os
 import sys
 import unicodedata
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -178,3 +178,15 @@ def pad(text: str, width: int, left: bool = True) -> str:
     right-aligned: for the plain-text tables a student prints."""
     fill = " " * max(0, width - text_width(text))
     return text + fill if left else fill + text
+
+
+def aligned_lines(rows: Sequence[Sequence[str]], left: int = 1, rule: bool = False) -> list[str]:
+    """A plain-text table: ``rows[0]`` is the header, every column as wide as its widest cell
+    (:func:`text_width`, so Hangul lines up), the first ``left`` columns left-aligned and the
+    others right-aligned, two spaces apart; ``rule``: a line of dashes under the header."""
+    widths = [max(text_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(pad(cell, w, i < left) for i, (cell, w) in
+                       enumerate(zip(row, widths, strict=True))) for row in rows]
+    if rule:
+        lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines

@@ -19,11 +19,12 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from common import SOURCE, versions  # first: the shared setup (common.py)
 
-from course.gemm.reads import naive_reads, tiled_reads
+from course.notebooks.measured_traffic import modelled_bytes
 from course.notebooks.tracks import load_gemm_kernels
 from course.perf import ceilings
 from course.perf.counters import (
@@ -34,11 +35,6 @@ from course.perf.counters import (
     tool_version,
 )
 from course.runtime import backend
-
-
-def model_bytes(kernel: str, tile: int | None, n: int) -> float:
-    reads = naive_reads(n, n, n) if tile is None else tiled_reads(n, n, n, tile)
-    return 4.0 * (reads + n * n)
 
 
 def main() -> int:
@@ -60,11 +56,7 @@ def main() -> int:
             if not counters.measured:
                 continue
             peaks = dict(counters.peak_gbs) or peaks
-            for r in counters.runs:
-                runs.append({"track": r.track, "kernel": r.kernel, "tile": r.tile,
-                             "size": r.size, "flops": r.flops, "seconds": r.seconds,
-                             "dram_read": r.dram_read, "dram_write": r.dram_write,
-                             "l2": r.l2, "l1": r.l1})
+            runs += [asdict(r) for r in counters.runs]  # the file's fields (recorded.py)
     copy = ceilings.measure_copy_bandwidth()
     peak = ceilings.measure_fp32_peak()
     print(copy, peak, "ncu peaks GB/s:", peaks)
@@ -96,8 +88,8 @@ def main() -> int:
              "| track | kernel | N | time ms | GFLOP/s | DRAM read MB | DRAM write MB | L2 MB | "
              "L1 MB | model MB | L1 / model |", "|" + "---|" * 11]
     for r in runs:
-        model = model_bytes(r["kernel"], r["tile"], r["size"])
         label = r["kernel"] if r["tile"] is None else f"tiled {r['tile']}"
+        model = modelled_bytes(r["size"])[label]
         lines.append(f"| {r['track']} | {label} | {r['size']} | {r['seconds'] * 1e3:.3f} | "
                      f"{r['flops'] / r['seconds'] / 1e9:,.0f} | {r['dram_read'] / 1e6:,.1f} | "
                      f"{r['dram_write'] / 1e6:,.1f} | {r['l2'] / 1e6:,.1f} | "
