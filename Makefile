@@ -81,7 +81,8 @@ publish: install
 
 grade: install
 	$(BIN)/python -m autograder grade --engine $(ENGINE) \
-	  $(if $(SLURM_ARGS),--sbatch-args "$(SLURM_ARGS)")
+	  $(if $(SLURM_ARGS),--sbatch-args "$(SLURM_ARGS)") \
+	  $(if $(GPUS_PER_TASK),--gpus-per-task "$(GPUS_PER_TASK)")
 
 ## An LMS's bulk download (Canvas, Moodle) into submitted/: make collect ZIP=path/to/download.zip
 ## [LAYOUT=canvas|moodle] [MAPPING=ids.csv] [REGEX='…' for another LMS] (README, "Handing in")

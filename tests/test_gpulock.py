@@ -197,13 +197,13 @@ def test_lock_placement_refuses_a_folder_student_code_can_see(tmp_path: Path,
     with pytest.raises(placement.GpuLockPlacementError, match="visible to student code"):
         placement.lock_dir_for_children(course)
     monkeypatch.setenv(gpulock.LOCK_ENV, str(course / ".gpu-lock"))
-    assert placement.lock_dir_for_children(course) == course / ".gpu-lock"
+    assert placement.lock_dir_for_children(course) == course / ".gpu-lock" / "all"
     monkeypatch.setenv("PYTHONPATH", str(course))
     with pytest.raises(placement.GpuLockPlacementError, match="PYTHONPATH"):
         placement.lock_dir_for_children(course)
     monkeypatch.delenv(gpulock.LOCK_ENV)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
-    assert placement.default_lock_dir().name.endswith("-gpus2_3")
+    assert placement.default_lock_dir().name == "gpus-2_3"
 
 
 @pytest.mark.skipif(sandbox.bwrap_path() is None,

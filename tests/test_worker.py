@@ -71,7 +71,8 @@ def test_the_engine_retries_a_failed_student_alone_and_never_drops_one(
     _FakeWorker.started = 0
     retried = []
 
-    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False,
+                      env: dict | None = None) -> bool:
         retried.append(args)
         nbgrader_cli.LAST_FAILURE[args] = "Traceback: the gradebook is locked"
         return False
@@ -120,7 +121,8 @@ def test_feedback_is_written_once_per_student_by_the_slot_that_graded_them(
         (tmp_path / "autograded" / sid / "week4").mkdir(parents=True)
     calls: list[tuple[str, ...]] = []
 
-    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+    def fake_nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False,
+                      env: dict | None = None) -> bool:
         calls.append(args)
         return True
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from autograder import engines
 from autograder.cli import handback
-from autograder.engines import progress
+from autograder.engines import gpus, progress
 from autograder.engines.local import workers
 from autograder.engines.slurm import SLURM_DIR
 from autograder.handin import collect as handin_collect
@@ -88,8 +88,9 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     unknown = sorted(set(students) - set(everyone))
     if unknown:
         raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
-    how = (f"{engine.workers} at a time" if isinstance(engine, engines.LocalEngine)
-           else f"engine {engine.name}")
+    how = (" ".join(filter(None, [f"{engine.workers} at a time",
+                                  gpus.describe(engine.slot_gpus[:len(students)])]))
+           if isinstance(engine, engines.LocalEngine) else f"engine {engine.name}")
     print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> ({how})",
           flush=True)
     error = None
@@ -143,6 +144,12 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
                         "--time=02:00:00\" (default: COURSE_SLURM_ARGS)")
     parser.add_argument("--fresh", action="store_true",
                         help="slurm: forget an unfinished run and grade every shard again")
+    parser.add_argument("--gpus-per-task", type=int,
+                        default=int(os.environ.get("COURSE_SLURM_GPUS_PER_TASK") or 0),
+                        help="slurm: GPUs each array task asks for (sbatch --gres=gpu:N, or "
+                        "--gpus-per-task=N with COURSE_SLURM_GPU_FLAG=gpus-per-task); its "
+                        "grading slots spread over them (default: COURSE_SLURM_GPUS_PER_TASK, "
+                        "else none asked: put them in --sbatch-args)")
 
 
 def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str | None:
@@ -151,7 +158,7 @@ def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str |
     graded = ready.ready_to_grade(root, nbgrader, only)
     engine = engines.make_engine(args.engine, workers=args.workers or workers(),
                                  per_task=args.per_task, sbatch_args=args.sbatch_args,
-                                 fresh=args.fresh)
+                                 fresh=args.fresh, gpus_per_task=args.gpus_per_task)
     return autograde_all(root, engine, graded)
 
 

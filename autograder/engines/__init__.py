@@ -18,11 +18,11 @@ import shlex
 import shutil
 
 from autograder.engines.local import Engine, GradingError, LocalEngine
-from autograder.engines.slurm import SlurmEngine
+from autograder.engines.slurm import SlurmEngine, gpu_request
 
 
 def make_engine(name: str, *, workers: int, per_task: int = 8, sbatch_args: str = "",
-                fresh: bool = False) -> Engine:
+                fresh: bool = False, gpus_per_task: int = 0) -> Engine:
     """The engine called ``name`` ("local" or "slurm")."""
     if name == "local":
         return LocalEngine(workers)
@@ -30,5 +30,7 @@ def make_engine(name: str, *, workers: int, per_task: int = 8, sbatch_args: str 
         if shutil.which("sbatch") is None:
             raise GradingError("--engine slurm needs Slurm's sbatch and squeue on PATH")
         extra = shlex.split(sbatch_args or os.environ.get("COURSE_SLURM_ARGS", ""))
+        extra += gpu_request(gpus_per_task, extra,
+                             os.environ.get("COURSE_SLURM_GPU_FLAG", "gres"))
         return SlurmEngine(per_task=per_task, sbatch_args=extra, fresh=fresh)
     raise ValueError(f"unknown engine {name!r}: choose local or slurm")

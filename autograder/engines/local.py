@@ -2,9 +2,10 @@
 
 ``workers`` grading slots run side by side, each a long-lived ``nbgrader autograde`` that grades
 one student after another (:mod:`autograder.runner.worker`); a student whose grading fails is
-retried alone with the ``nbgrader autograde --student`` command. On a GPU machine the students'
-notebooks and correctness checks run side by side while speedup timings queue for the GPU one at
-a time (:mod:`course.runtime.gpulock`).
+retried alone with the ``nbgrader autograde --student`` command. On a GPU machine each slot is
+bound to one GPU, the slots spread evenly over the GPUs (:mod:`autograder.engines.gpus`); on
+each GPU the students' notebooks and correctness checks run side by side while speedup timings
+queue for that GPU one at a time (:mod:`course.runtime.gpulock`).
 
 Also what every engine shares: the :class:`Engine` protocol, :class:`GradingError`, and each
 student's progress line read from the gradebook (:func:`student_result`).
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from autograder.engines.gpus import GradingGpu, bind_slots, grading_gpus
 from autograder.engines.progress import StudentResult
 from autograder.results.table import collect
 from autograder.runner.names import ASSIGNMENT
@@ -67,14 +69,17 @@ def student_result(root: Path, student: str, seconds: float, ok: bool) -> Studen
 class LocalEngine:
     """Several students at once on this machine: ``workers`` grading slots, each a long-lived
     ``nbgrader autograde`` (:mod:`autograder.runner.worker`) that grades one student after
-    another."""
+    another, bound to one of ``gpus`` (by default every GPU grading may use here:
+    :func:`autograder.engines.gpus.grading_gpus`)."""
 
     name = "local"
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, gpus: Sequence[GradingGpu] | None = None) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
+        #: the GPU of each slot (None: no GPU, the simulator grades)
+        self.slot_gpus = bind_slots(workers, grading_gpus() if gpus is None else gpus)
         #: students whose feedback a slot wrote right after grading them (in this run)
         self.with_feedback: set[str] = set()
 
@@ -85,8 +90,9 @@ class LocalEngine:
             todo.put(student)
         ok: dict[str, bool] = {}
 
-        def slot() -> None:
+        def slot(gpu: GradingGpu | None) -> None:
             grader: Worker | None = None
+            env = dict(nbgrader_env(), **(gpu.env() if gpu else {}))
             try:
                 while True:
                     try:
@@ -94,7 +100,7 @@ class LocalEngine:
                     except queue.Empty:
                         return
                     if grader is None or not grader.alive:  # a dead slot starts afresh
-                        grader = Worker(root, nbgrader_env())
+                        grader = Worker(root, env)
                     started = time.monotonic()
                     result = grader.autograde(student)
                     append_log(root, ("autograde", ASSIGNMENT, "--student", student, "--create",
@@ -110,7 +116,8 @@ class LocalEngine:
                 if grader is not None:
                     grader.close()
 
-        slots = [threading.Thread(target=slot, name=f"grading-slot-{i}")
+        slots = [threading.Thread(target=slot, args=(self.slot_gpus[i],),
+                                  name=f"grading-slot-{i}")
                  for i in range(min(self.workers, len(students)))]
         for thread in slots:
             thread.start()
@@ -121,7 +128,9 @@ class LocalEngine:
             print(f"  retrying {student} alone", flush=True)
             started = time.monotonic()
             args = ("autograde", ASSIGNMENT, "--student", student, "--create", "--force")
-            good = nbgrader(*args, root=root, check=False, quiet=True)
+            gpu = self.slot_gpus[0]  # alone now: any GPU will do, but one, as for the slots
+            good = nbgrader(*args, root=root, check=False, quiet=True,
+                            env=gpu.env() if gpu else None)
             if good:
                 failed.remove(student)
             else:  # never drop a student: the row keeps zeros and says why

@@ -79,6 +79,29 @@ def merge_gradebook(source_db: Path, target_db: Path, students: Sequence[str]) -
             dst.db.commit()
 
 
+#: how a cluster asks for GPUs per array task (COURSE_SLURM_GPU_FLAG), with N filled in
+GPU_FLAGS = {"gres": "--gres=gpu:{n}", "gpus-per-task": "--gpus-per-task={n}"}
+_GPU_OPTIONS = ("--gres", "--gpus", "--gpus-per-task", "--gpus-per-node", "-G")
+
+
+def gpu_request(gpus_per_task: int, sbatch_args: Sequence[str], flag: str = "gres") -> list[str]:
+    """The sbatch option that asks for ``gpus_per_task`` GPUs per array task, in the spelling
+    ``flag`` names; none for 0. Each task's grading slots then spread over the GPUs Slurm gives
+    it (``CUDA_VISIBLE_DEVICES``, :mod:`autograder.engines.gpus`). Asking twice — here and in
+    the instructor's own sbatch options — is refused rather than guessed between."""
+    if gpus_per_task < 0:
+        raise GradingError(f"--gpus-per-task must be 0 or more, got {gpus_per_task}")
+    if gpus_per_task == 0:
+        return []
+    if flag not in GPU_FLAGS:
+        raise GradingError(f"COURSE_SLURM_GPU_FLAG must be {' or '.join(GPU_FLAGS)}; got {flag!r}")
+    asked = [a for a in sbatch_args if a.split("=", 1)[0] in _GPU_OPTIONS]
+    if asked:
+        raise GradingError(f"GPUs are asked for twice: --gpus-per-task {gpus_per_task} and "
+                           f"{' '.join(asked)} in the sbatch options; keep one")
+    return [GPU_FLAGS[flag].format(n=gpus_per_task)]
+
+
 def _shards(students: Sequence[str], per_task: int) -> list[list[str]]:
     ordered = sorted(students)
     return [ordered[i:i + per_task] for i in range(0, len(ordered), per_task)]

@@ -42,6 +42,7 @@ from autograder.grading.restore import RESTORED_KEY
 from autograder.grading.trusted_child import NOT_MEASURED
 from autograder.grading.trusted_process import run_jobs
 from autograder.sandbox import bwrap as sandbox
+from autograder.sandbox.gpulock import GRADING_GPU_ENV
 from course.runtime import i18n
 
 
@@ -174,6 +175,8 @@ class TrustedRecheck(_TrustedBase):
         summary = {"notebook": name, "language": language,
                    "dead_kernel": resources.get(DEAD_KERNEL_KEY),
                    "notes": notes, "sandbox": sandbox.sandbox_status(),
+                   # the GPU this notebook's checks and timings ran on (one per grading slot)
+                   "gpu": os.environ.get(GRADING_GPU_ENV) or None,
                    "restored": nb.metadata.get(RESTORED_KEY, {}),
                    "cells": {r["grade_id"]: {**{k: r.get(k) for k in
                                                 ("status", "ename", "evalue", "seconds")},

@@ -91,6 +91,11 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
                                      ).format(notebook=notebook,
                                               cells=", ".join(restored["cells_added"])))
     row.notes += normalise.table_notes(notebook, restored, language)  # copies, order
+    timed = [gid for gid, cell in summary.get("cells", {}).items()
+             if gid.endswith("_speedup") and cell.get("status") in ("pass", "fail")]
+    if timed and summary.get("gpu"):  # which GPU measured it, where a slot was bound to one
+        row.notes.append(in_language(language, "{notebook}: speedup timed on {gpu}").format(
+            notebook=notebook, gpu=summary["gpu"]))
     for gid, cell in summary.get("cells", {}).items():
         key = f"{notebook}:{gid}"
         if cell.get("status") == "fail":

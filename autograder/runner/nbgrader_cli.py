@@ -38,19 +38,23 @@ IN_PROCESS = {
 }
 
 
-def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False) -> bool:
+def nbgrader(*args: str, root: Path, check: bool = True, quiet: bool = False,
+             env: dict[str, str] | None = None) -> bool:
     """Run one nbgrader command in the course directory; stop on failure if ``check``.
 
     With ``check=False`` a failure returns False, and the tail of nbgrader's output is kept
-    in ``LAST_FAILURE[args]`` so the caller can say why.
+    in ``LAST_FAILURE[args]`` so the caller can say why. ``env``: variables added to the
+    command's environment (e.g. the one GPU a grading slot is bound to); a command given
+    them runs in its own process, never in this one.
     """
     if not quiet:
         print(f"$ nbgrader {' '.join(args)}", flush=True)
-    if args and args[0] in IN_PROCESS:
+    if args and args[0] in IN_PROCESS and not env:
         ok, text = _in_process(args, root)
     else:
         proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root,
-                              capture_output=True, text=True, env=worker.nbgrader_env())
+                              capture_output=True, text=True,
+                              env=dict(worker.nbgrader_env(), **(env or {})))
         ok, text = proc.returncode == 0, f"{proc.stdout}{proc.stderr}"
     log = append_log(root, args, text)
     if not ok:

@@ -148,20 +148,23 @@ def projected(wall_s: float, n_full: int, target: int = TARGET) -> float:
 
 
 def holds_summary(lock_dir: Path) -> str:
-    """The exclusive holds of the GPU lock logged in ``lock_dir`` (course.runtime.gpulock's
-    LOG_ENV): how many, how long they held the GPU and how long they waited for it."""
+    """The exclusive holds of the GPU locks logged under ``lock_dir`` (course.runtime.gpulock's
+    LOG_ENV; one lock folder per GPU): how many, how long they held a GPU and how long they
+    waited for it."""
     from course.runtime.gpulock import HOLDS_LOG
 
     rows = []
-    path = lock_dir / HOLDS_LOG
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        with contextlib.suppress(ValueError):
-            waited, held = (float(x) for x in line.split())
-            rows.append((waited, held))
+    logs = sorted(lock_dir.glob(f"*/{HOLDS_LOG}"))
+    for path in logs:
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                waited, held = (float(x) for x in line.split())
+                rows.append((waited, held))
     if not rows:
         return "no exclusive holds logged"
     waited, held = [r[0] for r in rows], [r[1] for r in rows]
-    return (f"{len(rows)} exclusive holds (speedup timings): held {sum(held):.0f} s in all, "
+    return (f"{len(rows)} exclusive holds (speedup timings) on {len(logs)} GPU(s): "
+            f"held {sum(held):.0f} s in all, "
             f"each {statistics.median(held):.2f} s median, {max(held):.2f} s longest; waited "
             f"{statistics.median(waited):.1f} s median, {max(waited):.1f} s longest")
 
