@@ -103,8 +103,8 @@ def not_written_line(exc: BaseException, tb: TracebackType | None, shell: Any = 
     names = [name for _label, _line, name, _src in _student_frames(tb, shell)
              if name != "<module>"]
     name = names[-1] if names else _("the answer above")
-    return not_written_message(name, then=_("with your code, run its cell, then this cell "
-                                            "again"))
+    return not_written_message(name, then=_("with your code and run its cell, then this one "
+                                            "again."))
 
 
 def _numba_line(exc: BaseException) -> list[str]:

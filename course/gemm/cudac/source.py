@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from course.gemm.cudac import nvrtc
+from course.runtime.errors import not_written_message
 from course.runtime.i18n import _
 
 PARAMETERS = "(int M, int N, int K, const float* A, const float* B, float* C)"
@@ -73,7 +74,10 @@ def require_text(source: object, spec: KernelSpec) -> str:
             f"{spec.variable} must be a string of CUDA C (r\"\"\"...\"\"\"), got "
             f"{type(source).__name__}")
     if "raise NotImplementedError" in source:
-        raise NotImplementedError(f"{spec.variable} is not written yet")
+        raise NotImplementedError(not_written_message(
+            spec.variable, _("the placeholder lines `# YOUR CODE HERE` and "
+                             "`raise NotImplementedError()` inside the string"),
+            _("with your CUDA C")))
     if not source.strip():
         raise CudaSourceError(f"{spec.variable} is empty: write the kernel {spec.name} in it")
     return source
