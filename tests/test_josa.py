@@ -23,7 +23,8 @@ PO = Path(i18n.LOCALE_DIR) / "ko" / "LC_MESSAGES" / "course.po"
 NAMES = [
     ("gemm_naive", "vowel"), ("predict_occupancy", "vowel"), ("measured_intensities", "vowel"),
     ("02_naive_gemm.ipynb", "vowel"), ("`raise NotImplementedError()`", "vowel"),
-    ("GPU", "vowel"), ("A", "vowel"), ("32", "vowel"), ("함수", "vowel"), ("스레드 (1, 2)", "vowel"),
+    ("GPU", "vowel"), ("A", "vowel"), ("32", "vowel"), ("함수", "vowel"),
+    ("스레드 (1, 2)", "vowel"),
     ("kernel", "rieul"), ("tile", "rieul"), ("bounding_level", "rieul"), ("커널", "rieul"),
     ("행렬", "rieul"), ("7", "rieul"),
     ("check_tiled_gemm", "consonant"), ("block", "consonant"), ("SM", "consonant"),
@@ -41,7 +42,8 @@ FORMS = {
     "(이)라는": {"vowel": "라는", "rieul": "이라는", "consonant": "이라는"},
 }
 #: a particle glued straight onto a placeholder: the form can be wrong for the value.
-GLUED = re.compile(r"\{[^{}]*\}(이|가|을|를|은|는|과|와|로|으로|이라는|라는|이나|나|이다)(?![가-힣])")
+GLUED = re.compile(r"\{[^{}]*\}(이|가|을|를|은|는|과|와|로|으로|이라는|라는|이나|나|이다)"
+                   r"(?![가-힣])")
 #: ``{hint}는 뜻이다``: the quotative ending of a clause (…다는 뜻), the same after any sound.
 QUOTATIVE = "{hint}는 뜻이다"
 MARKER_AFTER_FIELD = re.compile(r"\{([^{}:!]*)[^{}]*\}(\((?:이|을|은|와|과|으)\)[가-힣]*)")

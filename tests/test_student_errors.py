@@ -106,7 +106,8 @@ def test_a_first_run_all_shows_short_errors_that_name_the_answer(
             problems.append(f"{where}: {len(lines)} lines:\n{text}")
         if INTERNALS.search(text):
             problems.append(f"{where}: shows the course's internals:\n{text}")
-        if not any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(a)}(?![A-Za-z0-9_])", text) for a in answers):
+        if not any(re.search(rf"(?<!\w){re.escape(a)}(?![A-Za-z0-9_])", text, re.ASCII)
+                   for a in answers):
             problems.append(f"{where}: names none of the answers {sorted(answers)}:\n{text}")
         if RELEASES[folder] == "ko" and not re.search("[가-힣]", text):
             problems.append(f"{where}: not Korean:\n{text}")

@@ -150,7 +150,7 @@ class Message(str):
     def format(self, *args: Any, **kwargs: Any) -> str:  # noqa: A003 - str's own name
         return format_with_particles(str(self), args, kwargs)
 
-    def format_map(self, mapping: Mapping[str, Any]) -> str:
+    def format_map(self, mapping: Any) -> str:  # any mapping, as str's own
         return format_with_particles(str(self), (), mapping)
 
 

@@ -20,9 +20,9 @@ How a name's last sound is read (:func:`final_sound`), first match wins:
   ``SM``) is read letter by letter, so its last letter's name decides: L and R (엘, 알) end in ㄹ,
   M and N (엠, 엔) in a consonant, every other letter's name in a vowel; a word (``gemm_naive``,
   ``tile``, ``kernel``) is read as an English word as Korean writes it: a silent final ``e``
-  after a consonant is dropped (``tile`` → 타일, ``naive`` → 나이브), then ``l`` ends in ㄹ (``kernel``
-  → 커널, ``tile`` → 타일), ``m``, ``n``, ``ng`` and ``ck`` in a consonant (``gemm`` → 젬,
-  ``block`` → 블록), and every other letter in a vowel (``occupancy`` → 오큐펀시, ``ipynb``,
+  after a consonant is dropped (``tile`` → 타일, ``naive`` → 나이브), then ``l`` ends in ㄹ
+  (``kernel`` → 커널, ``tile`` → 타일), ``m``, ``n``, ``ng`` and ``ck`` in a consonant
+  (``gemm`` → 젬, ``block`` → 블록), and every other letter in a vowel (``occupancy`` → 오큐펀시, ``ipynb``,
   ``shared`` → 셰어드, ``matrix`` → 매트릭스) — English final stops and fricatives are written with
   a following ㅡ in Korean loanwords, so they read as vowels;
 * anything else (no letter or digit at all): a vowel (the particle after a vowel is the
@@ -98,7 +98,8 @@ def final_sound(text: str) -> Sound:
 
 
 def particle(word: str, marker: str) -> str:
-    """The form of ``marker`` (``(이)가``, ``(을)를``, ``(으)로``, ``(이)라는`` …) after ``word``."""
+    """The form of ``marker`` (``(이)가``, ``(을)를``, ``(으)로``, ``(이)라는`` …) after
+    ``word``."""
     sound = final_sound(word)
     if marker in PAIRS:
         after_consonant, after_vowel = PAIRS[marker]
