@@ -22,9 +22,9 @@ How a name's last sound is read (:func:`final_sound`), first match wins:
   ``tile``, ``kernel``) is read as an English word as Korean writes it: a silent final ``e``
   after a consonant is dropped (``tile`` → 타일, ``naive`` → 나이브), then ``l`` ends in ㄹ
   (``kernel`` → 커널, ``tile`` → 타일), ``m``, ``n``, ``ng`` and ``ck`` in a consonant
-  (``gemm`` → 젬, ``block`` → 블록), and every other letter in a vowel (``occupancy`` → 오큐펀시, ``ipynb``,
-  ``shared`` → 셰어드, ``matrix`` → 매트릭스) — English final stops and fricatives are written with
-  a following ㅡ in Korean loanwords, so they read as vowels;
+  (``gemm`` → 젬, ``block`` → 블록), and every other letter in a vowel (``occupancy`` →
+  오큐펀시, ``ipynb``, ``shared`` → 셰어드, ``matrix`` → 매트릭스): English final stops and
+  fricatives are written with a following ㅡ in Korean loanwords, so they read as vowels;
 * anything else (no letter or digit at all): a vowel (the particle after a vowel is the
   one that reads least wrong after a symbol).
 """
