@@ -112,3 +112,18 @@ def test_a_passing_checks_report_is_not_echoed(shell: InteractiveShell) -> None:
     report = GemmReport("gemm_naive", ((1, 2, 3),), "simulator", 0.0)
     assert shell.display_formatter.format(report) == ({}, {})
     assert str(report).startswith("✓ gemm_naive is correct")
+
+
+def test_an_index_error_in_a_simulated_kernel_names_its_line_thread_and_fix(
+        shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_cell("import course\nfrom numba import cuda\nimport numpy as np\n"
+                   "@cuda.jit\ndef gemm_naive(A, B, C):\n    col, row = cuda.grid(2)\n"
+                   "    C[row, col] = A[row, 100]\n")
+    code = ("gemm_naive[(1, 1), (2, 2)](np.ones((5, 7), np.float32), "
+            "np.ones((7, 3), np.float32), np.zeros((5, 3), np.float32))\n")
+    error, lines = run(shell, code, capsys)
+    assert isinstance(error, IndexError)
+    text = "\n".join(lines)
+    assert "C[row, col] = A[row, 100]" in text and "in gemm_naive" in text, text
+    assert lines[-1].startswith("IndexError: gemm_naive: an index out of range in thread"), text
+    assert "site-packages" not in text and "course/" not in text and len(lines) <= 6, text

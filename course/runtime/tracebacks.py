@@ -35,7 +35,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from course.runtime.errors import _first_line, not_written_message, not_written_yet
+from course.runtime.errors import (
+    _SIM_PREFIX,
+    _first_line,
+    explain,
+    not_written_message,
+    not_written_yet,
+)
 from course.runtime.i18n import _
 
 #: set to ``full`` to see IPython's whole traceback, course frames included.
@@ -135,6 +141,10 @@ def student_lines(etype: type[BaseException], exc: BaseException, tb: TracebackT
              for label, line, name, source in _student_frames(tb, shell)[-MAX_FRAMES:]]
     if type(exc).__module__.split(".")[0] == "numba":
         return [*shown, *_header(exc, "\n".join(_numba_line(exc)))]
+    if _SIM_PREFIX.match(str(exc)):  # raised in a simulated GPU thread: say which, and why
+        names = [name for _label, _line, name, _src in _student_frames(tb, shell)
+                 if name != "<module>"]
+        return [*shown, *_header(exc, explain(exc, names[-1] if names else _("your kernel")))]
     return [*shown, *_header(exc, _first_line(str(exc), limit=400))]
 
 
