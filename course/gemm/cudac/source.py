@@ -70,16 +70,17 @@ TILED = KernelSpec("gemm_tiled", "GEMM_TILED_CUDA", tiled=True)
 def require_text(source: object, spec: KernelSpec) -> str:
     """The source as a string; clear errors for anything else, and for the release's stub."""
     if not isinstance(source, str):
-        raise CudaSourceError(
-            f"{spec.variable} must be a string of CUDA C (r\"\"\"...\"\"\"), got "
-            f"{type(source).__name__}")
+        raise CudaSourceError(_(
+            "{variable} must be a string of CUDA C (r\"\"\"...\"\"\"), got {kind}").format(
+                variable=spec.variable, kind=type(source).__name__))
     if "raise NotImplementedError" in source:
         raise NotImplementedError(not_written_message(
             spec.variable, _("the placeholder lines `# YOUR CODE HERE` and "
                              "`raise NotImplementedError()` inside the string"),
             _("with your CUDA C")))
     if not source.strip():
-        raise CudaSourceError(f"{spec.variable} is empty: write the kernel {spec.name} in it")
+        raise CudaSourceError(_("{variable} is empty: write the kernel {name} in it").format(
+            variable=spec.variable, name=spec.name))
     return source
 
 
