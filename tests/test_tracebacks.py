@@ -127,3 +127,27 @@ def test_an_index_error_in_a_simulated_kernel_names_its_line_thread_and_fix(
     assert "C[row, col] = A[row, 100]" in text and "in gemm_naive" in text, text
     assert lines[-1].startswith("IndexError: gemm_naive: an index out of range in thread"), text
     assert "site-packages" not in text and "course/" not in text and len(lines) <= 6, text
+
+
+def test_in_a_notebook_kernel_a_report_is_not_echoed_and_an_error_is_short(tmp_path) -> None:
+    """Through a real kernel, as JupyterLab and nbgrader run it: no result after the ✓ line,
+    and a failing cell is still an ``error`` output (what nbgrader scores) with its name and
+    message, in one line."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import course"),
+        nbformat.v4.new_code_cell("from course.checks.vector_add import VectorAddReport\n"
+                                  "report = VectorAddReport((1, 2), 'simulator')\n"
+                                  "print(report)\nreport"),
+        nbformat.v4.new_code_cell(UNFILLED)])
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute(
+        env={**__import__("os").environ, "COURSE_LANG": "en"})
+    shown = nb.cells[1].outputs
+    assert [o.output_type for o in shown] == ["stream"], shown
+    assert shown[0].text.startswith("✓ vector_add is correct"), shown
+    [error] = nb.cells[2].outputs
+    assert error.output_type == "error" and error.ename == "NotImplementedError", error
+    assert len(error.traceback) == 1 and "critical_ai is not written yet" in error.traceback[0]
