@@ -123,3 +123,40 @@ def test_the_unfilled_notebooks_do_fail_where_answers_are_missing(
                      "03_tiled_gemm", "03c_tiled_gemm_cuda", "05_roofline", "06_tile_sweep",
                      "07_bonus_register_tiling"):
             assert (folder, f"{stem}.ipynb") in failing, (folder, stem)
+
+
+#: answers with a student's usual slips, pasted into a release notebook's answer cell: what
+#: the student must then see of their own line.
+SLIPS = [
+    ("05_roofline.ipynb", "critical_ai",
+     'def critical_ai(peak_gflops, bandwidth_gbs):\n    """Ridge point."""\n'
+     "    return peak_gflops / bandwith_gbs\n",
+     # the code policy, which checks what a test cell's definitions use, finds it first
+     ["DisallowedCodeError: `critical_ai` (line 3) uses `bandwith_gbs`"]),
+    ("05_roofline.ipynb", "critical_ai",
+     'def critical_ai(peak_gflops, bandwidth_gbs):\n    """Ridge point."""\n'
+     "    ceilings = [peak_gflops, bandwidth_gbs]\n    return ceilings[0] / ceilings[2]\n",
+     ["return ceilings[0] / ceilings[2]", "IndexError: list index out of range"]),
+    ("02_naive_gemm.ipynb", "gemm_naive",  # no bounds test: the check names the cause
+     "from numba import cuda, float32\n@cuda.jit\ndef gemm_naive(A, B, C):\n"
+     "    col, row = cuda.grid(2)\n    acc = float32(0.0)\n"
+     "    for k in range(A.shape[1]):\n        acc += A[row, k] * B[k, col]\n"
+     "    C[row, col] = acc\n",
+     ["GemmCheckError: gemm_naive"]),
+]
+
+
+@pytest.mark.parametrize(("name", "answer", "code", "expected"), SLIPS,
+                         ids=[f"{s[1]}-{s[3][-1].split(':')[0]}" for s in SLIPS])
+def test_an_error_in_the_students_own_answer_shows_their_line(
+        name: str, answer: str, code: str, expected: list[str], tmp_path: Path) -> None:
+    path = tmp_path / name
+    nb = nbformat.read(ROOT / "release" / "week4" / name, as_version=4)
+    [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == answer]
+    cell.source = code
+    nbformat.write(nb, path)
+    texts = [text for _i, text in error_texts(_execute(path, "en"))
+             if all(e in text for e in expected)]
+    assert texts, f"no error shows {expected}"
+    for text in texts:
+        assert len(text.splitlines()) <= 6 and not INTERNALS.search(text), text
