@@ -11,6 +11,7 @@ Notebooks import this package (the setup cell), :mod:`course.checks` (test cells
 import os as _os
 
 from course.runtime import backend as _backend
+from course.runtime import tracebacks as _tracebacks
 
 # Numba warns on stderr when a test launches a small grid. The warning teaches nothing here,
 # and under nbgrader any stderr output zeroes a test cell, so it is off unless asked for.
@@ -29,5 +30,8 @@ if _backend.simulator_requested():
     _expose()
     _event_driven()
     _quick()
+
+# In a notebook: a failing cell shows the student's message, not the course's frames.
+_tracebacks.install()
 
 __version__ = "0.1.0"

@@ -319,7 +319,7 @@ def test_the_trusted_recheck_speaks_the_notebooks_language(tmp_path):
     assert wrong["status"] == "fail" and wrong["ename"] == "AnswerError"
     assert wrong["evalue"].startswith("ai_matmul(1, 1, 1)의 반환값이 2인데"), wrong
     assert hangs["ename"] == "Timeout" and "안에 끝나지 않았다" in hangs["evalue"], hangs
-    assert notes == ["검사 hangs이 3 s 안에 끝나지 않았다; 노트북의 다른 검사에는 1 s가 주어졌다"]
+    assert notes == ["검사 hangs가 3 s 안에 끝나지 않았다; 노트북의 다른 검사에는 1 s가 주어졌다"]
 
 
 @pytest.mark.skipif(__import__("autograder.sandbox.bwrap").sandbox.bwrap.bwrap_path() is None,

@@ -49,14 +49,18 @@ def test_the_setup_cell_works_before_course_exists(tmp_path: Path) -> None:
     imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert all("course" not in ast.unparse(n) for n in imports[:4]), "course imported too early"
     assert f'"{config.pip_requirement()}"' in text and "--upgrade" not in text
-    # Outside Colab, with no course package: one clear line saying how to install it.
+    # Outside Colab, with no course package: how to install it, in English and in Korean (no
+    # catalog to choose one from yet).
     env = {k: v for k, v in os.environ.items() if k != "COLAB_RELEASE_TAG"}
     proc = subprocess.run([sys.executable, "-S", "-c", text], env=env, capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)  # -S: no site-packages
     assert proc.returncode != 0
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last == ("ModuleNotFoundError: The course package is not installed. In a terminal, "
-                    f'run: pip install "{config.pip_requirement()}", then restart the kernel.')
+    english, korean = proc.stderr.strip().splitlines()[-2:]
+    assert english == ("ModuleNotFoundError: The course package is not installed. In a "
+                       f'terminal, run: pip install "{config.pip_requirement()}", then restart '
+                       "the kernel.")
+    assert korean == ("course 패키지가 설치되어 있지 않다. 터미널에서 pip install "
+                      f'"{config.pip_requirement()}" 명령을 실행한 다음 커널을 다시 시작하자.')
 
 
 def test_the_setup_cell_takes_a_local_requirement_and_refuses_quotes() -> None:

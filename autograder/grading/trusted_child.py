@@ -65,6 +65,7 @@ _HOLD_PER_CELL = [False]
 def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     from course.checks.speedup import NotMeasuredError
     from course.runtime import gpulock
+    from course.runtime.tracebacks import not_written_line
     from course.trust.kernel_source import SourceBundle
 
     out = {"grade_id": job["grade_id"], "status": "pass", "stdout": "", "ename": "",
@@ -83,7 +84,10 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     except (NotMeasuredError, gpulock.GpuLockTimeout) as exc:
         out.update(status="not_measured", ename=NOT_MEASURED, evalue=str(exc))
     except BaseException as exc:  # noqa: BLE001 - any failure of student code is a verdict
-        out.update(status="fail", ename=type(exc).__name__, evalue=str(exc))
+        # an answer left unfilled: the one line the notebook showed, naming it
+        evalue = (not_written_line(exc, exc.__traceback__)
+                  if isinstance(exc, NotImplementedError) else str(exc))
+        out.update(status="fail", ename=type(exc).__name__, evalue=evalue)
     finally:
         gpulock.release()  # the next test cell queues for the GPU afresh
     out["stdout"] = buf.text()

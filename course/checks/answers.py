@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from course.runtime.errors import not_written_message, not_written_yet
 from course.runtime.i18n import _
 from course.trust import gate
 
@@ -65,6 +66,10 @@ def expect_value_error(fn: Callable[..., Any], *args: Any, what: str, **kwargs: 
     except ValueError:
         return
     except Exception as exc:  # noqa: BLE001 - the student's function may raise anything
+        if not_written_yet(exc):
+            raise AnswerError(not_written_message(
+                getattr(fn, "__name__", what),
+                then=_("with your code and run its cell, then this one again."))) from None
         raise AnswerError(_("{what} raised {error}; raise ValueError instead").format(
             what=what, error=type(exc).__name__)) from None
     raise AnswerError(_("{what} did not raise ValueError; check the argument and raise "

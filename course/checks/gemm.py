@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from course.checks.success_lines import PrintedReport
 from course.gemm import inspection
 from course.gemm.launch import NAIVE_BLOCK, TILES, GemmKernel, check_operands, naive, tiled
 from course.gemm.operands import (
@@ -52,7 +53,7 @@ SIM_BIG_TILE = 32
 
 
 @dataclass(frozen=True)
-class GemmReport:
+class GemmReport(PrintedReport):
     """What a passed check covered."""
 
     kernel: str

@@ -27,6 +27,7 @@ from typing import Any
 
 from course.checks import speedup_baseline
 from course.checks.speedup_baseline import untimed_note
+from course.checks.success_lines import PrintedReport
 from course.gemm import device_print, inspection
 from course.gemm.launch import naive, tiled
 from course.gemm.operands import diagnose, random_operands, run_guarded
@@ -58,7 +59,7 @@ class NotMeasuredError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class SpeedupReport:
+class SpeedupReport(PrintedReport):
     size: int
     tile: int
     ms: dict[str, float]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from course.checks.success_lines import PrintedReport
 from course.gemm import inspection
 from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime.i18n import _
@@ -27,7 +28,7 @@ class TrafficCheckError(AssertionError):
 
 
 @dataclass(frozen=True)
-class TrafficReport:
+class TrafficReport(PrintedReport):
     tile: int
     shape: tuple[int, int, int]
     reads: int

@@ -16,6 +16,7 @@ from typing import Any, cast
 import numpy as np
 from numba import cuda
 
+from course.checks.success_lines import PrintedReport
 from course.gemm.launch import quiet_numba, require_kernel
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS
 from course.perf.ceilings import (
@@ -42,7 +43,7 @@ LOOP_HINT = "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))"
 
 
 @dataclass(frozen=True)
-class VectorAddReport:
+class VectorAddReport(PrintedReport):
     """What a passed check covered."""
 
     sizes: tuple[int, ...]

@@ -19,6 +19,7 @@ import numpy as np
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
 from course.runtime import backend
+from course.runtime.i18n import _
 
 NAIVE_BLOCK = 16
 TILES = (4, 8, 16, 32)
@@ -90,14 +91,13 @@ def require_kernel(obj: Any, what: str) -> None:
         "FakeCUDAKernel",
         "CUDADispatcher",
     ):
-        raise NotAKernelError(
-            f"{what} is a device function (@cuda.jit(device=True)); it must be a kernel: "
-            "decorate it with plain @cuda.jit"
-        )
-    raise NotAKernelError(
-        f"{what} must be a kernel made with @cuda.jit, got {type(obj).__name__} "
-        f"({obj!r:.60}). Write `@cuda.jit` on the line above `def`."
-    )
+        raise NotAKernelError(_(
+            "{what} is a device function (@cuda.jit(device=True)); it must be a kernel: "
+            "decorate it with plain @cuda.jit").format(what=what))
+    raise NotAKernelError(_(
+        "{what} must be a kernel made with @cuda.jit, got {kind} ({value}). Write `@cuda.jit` "
+        "on the line above `def`.").format(what=what, kind=type(obj).__name__,
+                                           value=f"{obj!r:.60}"))
 
 
 def _is_c_contiguous(x: Any) -> bool:
@@ -159,7 +159,7 @@ class GemmKernel:
         """Launch on device (or simulator) arrays and wait for the kernel to finish."""
         from numba import cuda
 
-        M, N, _ = check_operands(A, B, C)
+        M, N, _k = check_operands(A, B, C)
         cfg = self.launch_for(M, N)
         with quiet_numba():
             self.kernel[cfg.grid, cfg.block](A, B, C)
@@ -175,10 +175,9 @@ def naive(kernel: Any) -> GemmKernel:
 def tiled(factory: Callable[[int], Any], tile: int) -> GemmKernel:
     """Build ``make_gemm_tiled(tile)`` and wrap it with its contract launch."""
     if not callable(factory) or is_cuda_kernel(factory):
-        raise NotAKernelError(
+        raise NotAKernelError(_(
             "make_gemm_tiled must be a plain Python function that takes `tile` and returns a "
-            f"@cuda.jit kernel, got {type(factory).__name__}"
-        )
+            "@cuda.jit kernel, got {kind}").format(kind=type(factory).__name__))
     _check_tile(tile)
     kernel = factory(tile)
     require_kernel(kernel, f"make_gemm_tiled({tile})")
@@ -225,7 +224,7 @@ def matmul(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Run a wrapped kernel on host arrays and return C on the host (for demos)."""
     from numba import cuda
 
-    M, N, _ = check_operands(A, B)
+    M, N, _k = check_operands(A, B)
     dA, dB = cuda.to_device(A), cuda.to_device(B)
     dC = cuda.device_array((M, N), dtype=np.float32)
     gk.launch(dA, dB, dC)

@@ -36,6 +36,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from course.runtime.josa import format_with_particles
+
 #: The languages the course speaks; the first is the source language of every message.
 LANGUAGES = ("en", "ko")
 DEFAULT = "en"
@@ -139,6 +141,24 @@ def running_notebook() -> dict[str, Any] | None:
     return _colab_notebook()
 
 
+class Message(str):
+    """A translated message whose ``.format`` fits each Korean particle marker after a
+    placeholder (``{name}(이)가``) to the value filled in (:mod:`course.runtime.josa`)."""
+
+    __slots__ = ()
+
+    def format(self, *args: Any, **kwargs: Any) -> str:  # noqa: A003 - str's own name
+        return format_with_particles(str(self), args, kwargs)
+
+    def format_map(self, mapping: Any) -> str:  # any mapping, as str's own
+        return format_with_particles(str(self), (), mapping)
+
+
+def _message(lang: str, text: str) -> str:
+    """``text`` as a :class:`Message` where the language has particles to fit (Korean)."""
+    return text if lang == DEFAULT else Message(text)
+
+
 @cache
 def translator(lang: str) -> _gettext.NullTranslations:
     """The catalog of ``lang`` (English: the messages as written)."""
@@ -155,17 +175,19 @@ def translator(lang: str) -> _gettext.NullTranslations:
 
 def _(message: str) -> str:
     """``message`` in the student's language (:func:`language`)."""
-    return translator(language()).gettext(message)
+    lang = language()
+    return _message(lang, translator(lang).gettext(message))
 
 
 def ngettext(singular: str, plural: str, count: int) -> str:
     """The form of a message for ``count`` in the student's language (Korean has one form)."""
-    return translator(language()).ngettext(singular, plural, count)
+    lang = language()
+    return _message(lang, translator(lang).ngettext(singular, plural, count))
 
 
 def in_language(lang: str, message: str) -> str:
     """``message`` in ``lang``, whatever this process speaks (the grader, per notebook)."""
-    return translator(lang).gettext(message)
+    return _message(lang, translator(lang).gettext(message))
 
 
 def text_width(text: str) -> int:

@@ -34,13 +34,18 @@ import sys
 COURSE_PACKAGE = "{requirement}"
 if importlib.util.find_spec("course") is None:
     if "google.colab" not in sys.modules and "COLAB_RELEASE_TAG" not in os.environ:
-        raise ModuleNotFoundError("The course package is not installed. In a terminal, run: "
-                                  f'pip install "{{COURSE_PACKAGE}}", then restart the kernel.')
+        # Both languages: without the package there is no catalog to choose one from.
+        raise ModuleNotFoundError(
+            "The course package is not installed. In a terminal, run: "
+            f'pip install "{{COURSE_PACKAGE}}", then restart the kernel.\\n'
+            "course 패키지가 설치되어 있지 않다. 터미널에서 "
+            f'pip install "{{COURSE_PACKAGE}}" 명령을 실행한 다음 커널을 다시 시작하자.')
     print(f"⏳ pip install {{COURSE_PACKAGE}}")  # a minute or so; no words: no catalog yet
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", COURSE_PACKAGE],
                          capture_output=True, text=True)
     if pip.returncode != 0:
-        raise RuntimeError("Installing the course package failed:\\n" + pip.stderr[-2000:])
+        raise RuntimeError("Installing the course package failed (course 패키지를 설치하지 "
+                           "못했다):\\n" + pip.stderr[-2000:])
     importlib.invalidate_caches()
     from course.tools import report_installed
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from course.gemm.cudac import nvrtc
+from course.runtime.errors import not_written_message
 from course.runtime.i18n import _
 
 PARAMETERS = "(int M, int N, int K, const float* A, const float* B, float* C)"
@@ -69,13 +70,17 @@ TILED = KernelSpec("gemm_tiled", "GEMM_TILED_CUDA", tiled=True)
 def require_text(source: object, spec: KernelSpec) -> str:
     """The source as a string; clear errors for anything else, and for the release's stub."""
     if not isinstance(source, str):
-        raise CudaSourceError(
-            f"{spec.variable} must be a string of CUDA C (r\"\"\"...\"\"\"), got "
-            f"{type(source).__name__}")
+        raise CudaSourceError(_(
+            "{variable} must be a string of CUDA C (r\"\"\"...\"\"\"), got {kind}").format(
+                variable=spec.variable, kind=type(source).__name__))
     if "raise NotImplementedError" in source:
-        raise NotImplementedError(f"{spec.variable} is not written yet")
+        raise NotImplementedError(not_written_message(
+            spec.variable, _("the placeholder lines `# YOUR CODE HERE` and "
+                             "`raise NotImplementedError()` inside the string"),
+            _("with your CUDA C")))
     if not source.strip():
-        raise CudaSourceError(f"{spec.variable} is empty: write the kernel {spec.name} in it")
+        raise CudaSourceError(_("{variable} is empty: write the kernel {name} in it").format(
+            variable=spec.variable, name=spec.name))
     return source
 
 
