@@ -51,6 +51,7 @@ from autograder.release import translation
 from autograder.results.table import collect, render
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
+from autograder.similarity import command as similarity
 from autograder.viewing import feedback as viewing_feedback
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         "editions' catalogs and folders; see its --help), `python -m autograder.publish` (the "
         "student distribution) and `python -m sample_class` (the demo on the sample class).")
     parser.add_argument("command", choices=["release", "grade", "table", "collect", "export",
-                                            "return"])
+                                            "return", "similarity"])
     add_grading_arguments(parser)
     handin_collect.add_arguments(parser)
     handback.add_arguments(parser)
@@ -195,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         return handback.from_arguments(args)
     root = args.root.resolve()
     os.chdir(root)
+    if args.command == "similarity":  # copied answers: a report to read, never a grade
+        return similarity.main(root)
     if args.command == "release":
         warning = release.placeholder_warning()
         if warning:
