@@ -152,11 +152,10 @@ class _Emitter:
         yield from self.block(node.named_children)
 
     def block(self, children: list[Node]) -> Iterator[Token]:
+        """A block's statements, each run of simple statements (declarations, expression
+        statements, an ``if/else`` that reads as one assignment) in a fixed, sorted order."""
         run: list[list[Token]] = []
         for child in children:
-            if child.type in _SIMPLE:
-                run.append(list(self.emit(child)))
-                continue
             init = child.child_by_field_name("initializer") \
                 if child.type == "for_statement" else None
             if init is not None:  # ``for (int i = 0; …`` is ``int i = 0; while (…``
@@ -164,6 +163,9 @@ class _Emitter:
             tokens = list(self._for(child) if child.type == "for_statement"
                           else self.emit(child))
             if not tokens:  # a comment, a #define, dead code: no break in the run
+                continue
+            if tokens[0][0] in _SIMPLE:
+                run.append(tokens)
                 continue
             for done in sorted(run, key=lambda ts: [t for t, _ in ts]):
                 yield from done

@@ -81,6 +81,13 @@ class _Canonical(ast.NodeTransformer):
         self.generic_visit(node)
         return [] if _always_false(node.test) else node
 
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        last = node.body[-1] if node.body else None
+        if isinstance(last, ast.Return) and last.value is None:  # the end returns anyway
+            node.body = node.body[:-1]
+        return node
+
     def _block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in stmts:

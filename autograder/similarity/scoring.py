@@ -181,14 +181,12 @@ def pairs(indexes: list[NotebookIndex]) -> list[Pair]:
 def flag(pair: Pair) -> None:
     """Flag ``pair`` on strong evidence, saying which."""
     for name, nb in sorted(pair.notebooks.items()):
-        if nb.whole >= NOTEBOOK_THRESHOLD:
-            pair.reasons.append(f"{name}: score {nb.whole:.2f} (threshold "
-                                f"{NOTEBOOK_THRESHOLD:.2f})")
-        elif nb.score >= NOTEBOOK_THRESHOLD:
-            pair.reasons.extend(
-                f"{name}, answer {gid}: score {score:.2f} (threshold {NOTEBOOK_THRESHOLD:.2f})"
-                for gid, score in sorted(nb.answer_scores().items())
-                if score >= NOTEBOOK_THRESHOLD)
+        if nb.score < NOTEBOOK_THRESHOLD:
+            continue
+        alike = sorted(nb.answer_scores().items(), key=lambda kv: -kv[1])[:3]
+        which = ", ".join(f"{gid} {score:.2f}" for gid, score in alike)
+        pair.reasons.append(f"{name}: score {nb.score:.2f} (threshold "
+                            f"{NOTEBOOK_THRESHOLD:.2f}); answers most alike: {which}")
     if len(pair.notebooks) >= 2 and pair.combined >= COMBINED_THRESHOLD:
         pair.reasons.append(f"{len(pair.notebooks)} notebooks together: score "
                             f"{pair.combined:.2f} (threshold {COMBINED_THRESHOLD:.2f})")
