@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.similarity import command, cuda_code, python_code, report_csv
+from autograder.similarity import command, cuda_code, python_code
 from autograder.similarity.scoring import ALL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +173,10 @@ def test_the_csv_names_the_solution_and_never_touches_grades(similarity_class: P
            and r["student_b"] == "honest_bodhi" and r["notebook"] == ALL]
     assert "gemm_tiled_cuda" in fox[0]["reason"]  # one kernel copied, and which one
     assert (similarity_class / "grades.csv").read_text() == "student,score\nsomeone,3\n"
-    assert "5 pair(s) flagged" in (report_csv.summary(similarity_class) or "")
+    from autograder.results.table import similarity_note
+
+    assert "5 pair(s) flagged" in (similarity_note(similarity_class) or "")
+    assert similarity_note(similarity_class.parent) is None  # no report: no line
 
 
 def test_the_report_marks_the_matching_lines(similarity_class: Path) -> None:
@@ -197,3 +200,29 @@ def test_nothing_to_compare_says_so_and_leaves_no_report(tmp_path: Path,
         json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert command.main(tmp_path) == 1
     assert "nothing to compare" in capsys.readouterr().err
+
+
+def test_the_index_finds_every_pair_that_brute_force_finds(similarity_class: Path) -> None:
+    """The pairs come from the postings of rare fingerprints (fast for 300 students): every
+    pair that comparing all pairs by brute force scores at the floor or more is found, with
+    the same shared weight."""
+    from itertools import combinations
+
+    from autograder.similarity import scoring
+
+    indexes, _ = command.build_indexes(similarity_class, similarity_class / "submitted")
+    checked = 0
+    for index in indexes:
+        weight = scoring.weights(index)
+        found = scoring.notebook_pairs(index)
+        total = scoring.totals(index)
+        damping = scoring._damping(index)
+        for a, b in combinations(sorted(index.documents), 2):
+            docs = index.documents
+            shared = sum(weight.get(h, 0.0) for h in docs[a].prints.keys() & docs[b].prints)
+            whole = shared / (min(total[a], total[b]) + damping)
+            if whole >= scoring.FLOOR:
+                assert (a, b) in found, (index.notebook, a, b, whole)
+                assert found[a, b].shared == pytest.approx(shared)
+                checked += 1
+    assert checked >= 20

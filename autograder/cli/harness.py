@@ -48,7 +48,7 @@ from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
-from autograder.results.table import collect, render
+from autograder.results.table import collect, render, similarity_note
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
 from autograder.similarity import command as similarity
@@ -163,6 +163,9 @@ def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
     print(render(notebooks, rows))
     print()
     print(progress.summary(notebooks, rows))
+    note = similarity_note(root)
+    if note:
+        print(note)
     if args.json:
         args.json.write_text(json.dumps(
             {r.student: {"scores": r.scores, "not_measured": r.not_measured,

@@ -79,11 +79,16 @@ class Document:
     places: list[tuple[int, int]]  # token index -> (answer index, line)
     prints: dict[int, list[int]]  # fingerprint -> token positions
     k: dict[int, int] = field(default_factory=dict)  # fingerprint -> its k
+    _answers_of: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
 
-    def answers_of(self, fingerprint: int) -> set[str]:
+    def answers_of(self, fingerprint: int) -> frozenset[str]:
         """The grade_ids of the answers where ``fingerprint``'s k-grams start."""
-        return {self.answers[self.places[start][0]].grade_id
-                for start in self.prints.get(fingerprint, ())}
+        found = self._answers_of.get(fingerprint)
+        if found is None:
+            found = self._answers_of[fingerprint] = frozenset(
+                self.answers[self.places[start][0]].grade_id
+                for start in self.prints.get(fingerprint, ()))
+        return found
 
     def lines(self, fingerprint: int) -> set[tuple[int, int]]:
         """The (answer index, line) pairs the k-grams of ``fingerprint`` cover."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 
 #: names that are the course's or the language's vocabulary, not the student's choice
 KEPT_NAMES = frozenset(dir(builtins)) | {
@@ -214,7 +213,7 @@ def tokens(source: str) -> tuple[list[Token], list[tuple[str, int]]] | None:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError):
         return None
-    tree = _Canonical().visit(copy.deepcopy(tree))
+    tree = _Canonical().visit(tree)
     out: list[Token] = []
     strings: list[tuple[str, int]] = []
     _emit_block(list(tree.body), 1, out, strings)

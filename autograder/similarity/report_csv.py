@@ -5,6 +5,7 @@ pair over all its notebooks (``notebook`` = ``all``); the solution is ``solution
 from __future__ import annotations
 
 import csv
+from datetime import datetime
 from pathlib import Path
 
 from autograder.similarity.answers import SOLUTION
@@ -63,5 +64,6 @@ def summary(root: Path) -> str | None:
     with path.open(encoding="utf-8", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r.get("notebook") == ALL]
     flagged = sum(r.get("flagged") == "true" for r in rows)
-    return (f"similarity: {flagged} pair(s) flagged for a person to read (never a grade): "
-            f"{root / HTML_NAME}")
+    written = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    return (f"similarity (make similarity, {written}): {flagged} pair(s) flagged for a person "
+            f"to read, never a grade: {root / HTML_NAME}")

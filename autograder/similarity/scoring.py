@@ -2,8 +2,8 @@
 
 A fingerprint many students share is evidence of nothing (short kernels written from the same
 lecture converge): each weighs ``log(common / df)``, where ``df`` is how many documents of the
-notebook hold it and ``common`` is a quarter of them (at least :data:`MIN_COMMON`), so one that
-a quarter of the class wrote weighs nothing. A pair's score in a notebook is the weight the two
+notebook hold it and ``common`` is a tenth of them (at least :data:`MIN_COMMON`), so one that
+a tenth of the class wrote weighs nothing. A pair's score in a notebook is the weight the two
 share over the smaller one's weight plus :data:`DAMPING` pair-unique fingerprints (a short
 answer cannot reach 1 on little evidence), between 0 and 1; or, where higher, the same for its
 most alike answer cell alone, with :data:`ANSWER_DAMPING` times the damping (one kernel copied
@@ -24,7 +24,7 @@ from itertools import combinations
 from autograder.similarity.index import NotebookIndex
 
 #: a fingerprint held by this share of a notebook's documents (or by MIN_COMMON) weighs 0
-COMMON_SHARE = 0.25
+COMMON_SHARE = 0.1
 MIN_COMMON = 6
 #: pair-unique fingerprints added to the smaller weight before dividing
 DAMPING = 4.0
@@ -35,6 +35,8 @@ ANSWER_DAMPING = 3.0
 #: the flags, measured on sample_class/similarity (docs/similarity.md)
 NOTEBOOK_THRESHOLD = 0.5
 COMBINED_THRESHOLD = 0.4
+#: pairs scoring below this in every notebook are not listed (nor in similarity.csv)
+FLOOR = 0.05
 #: the name of a pair's row over all its notebooks in similarity.csv
 ALL = "all"
 
@@ -117,8 +119,9 @@ def answer_totals(index: NotebookIndex, weight: dict[int, float]
     out: dict[str, dict[str, float]] = {}
     for owner, doc in index.documents.items():
         mine: dict[str, float] = defaultdict(float)
-        for h, w in weight.items():
-            if h in doc.prints:
+        for h in doc.prints:
+            w = weight.get(h, 0.0)
+            if w > 0:
                 for gid in doc.answers_of(h):
                     mine[gid] += w
         out[owner] = mine
@@ -137,26 +140,35 @@ def _by_answer(index: NotebookIndex, pair: NotebookPair, weight: dict[int, float
 
 
 def notebook_pairs(index: NotebookIndex) -> dict[tuple[str, str], NotebookPair]:
-    """Every pair of this notebook's documents that shares a weighty fingerprint, found
-    through the index (the postings of each rare fingerprint), not by trying every pair."""
+    """Every pair of this notebook's documents that may score :data:`FLOOR` or more, found
+    through the index (the postings of each rare fingerprint), not by trying every pair: the
+    shared weight is summed posting by posting, and only a pair whose shared weight could
+    reach the floor is looked at answer by answer."""
     weight = weights(index)
     total = totals(index)
     damping = _damping(index)
-    shared: dict[tuple[str, str], float] = defaultdict(float)
-    prints: dict[tuple[str, str], list[int]] = defaultdict(list)
+    owners = sorted(index.documents)
+    number = {owner: n for n, owner in enumerate(owners)}
+    size = len(owners)
+    shared: dict[int, float] = defaultdict(float)
     for h, w in weight.items():
         if w <= 0:
             continue
-        for a, b in combinations(sorted(index.postings[h]), 2):
-            shared[a, b] += w
-            prints[a, b].append(h)
+        for i, j in combinations(sorted(number[o] for o in index.postings[h]), 2):
+            shared[i * size + j] += w
     per_answer = answer_totals(index, weight)
-    out = {}
+    out: dict[tuple[str, str], NotebookPair] = {}
     for key, value in shared.items():
-        pair = NotebookPair(index.notebook, key[0], key[1], value,
-                            min(total[key[0]], total[key[1]]), damping, prints[key])
+        a, b = owners[key // size], owners[key % size]
+        smaller = min(total[a], total[b])
+        if value / (smaller + damping) < FLOOR and value / (ANSWER_DAMPING * damping) < FLOOR:
+            continue  # neither the notebook nor any one answer reaches the floor
+        docs = index.documents
+        common = [h for h in docs[a].prints.keys() & docs[b].prints.keys()
+                  if weight.get(h, 0.0) > 0]
+        pair = NotebookPair(index.notebook, a, b, value, smaller, damping, common)
         _by_answer(index, pair, weight, per_answer)
-        out[key] = pair
+        out[a, b] = pair
     return out
 
 
