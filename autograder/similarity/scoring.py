@@ -33,8 +33,8 @@ DAMPING = 4.0
 #: lecture's)
 ANSWER_DAMPING = 3.0
 #: the flags, measured on sample_class/similarity (docs/similarity.md)
-NOTEBOOK_THRESHOLD = 0.5
-COMBINED_THRESHOLD = 0.4
+NOTEBOOK_THRESHOLD = 0.55
+COMBINED_THRESHOLD = 0.45
 #: pairs scoring below this in every notebook are not listed (nor in similarity.csv)
 FLOOR = 0.05
 #: the name of a pair's row over all its notebooks in similarity.csv
