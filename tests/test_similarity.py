@@ -227,3 +227,37 @@ def test_the_index_finds_every_pair_that_brute_force_finds(similarity_class: Pat
                 assert found[a, b].shared == pytest.approx(shared)
                 checked += 1
     assert checked >= 20
+
+
+def test_hostile_files_cost_nothing_but_their_own_row(tmp_path: Path) -> None:
+    """Garbage, cells that are not a list, code nested past Python's stack and a student who
+    called their folder ``solution``: the report is still written, and the solution is still
+    the instructor's."""
+    from types import SimpleNamespace
+
+    from autograder.runner.names import ASSIGNMENT
+    from sample_class import build_notebook
+    from sample_class.similarity.students import copier_jade_copies_solution as jade
+
+    for name in ("release", "release-ko", "source"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    notebook = "02c_naive_gemm_cuda"
+    deep = "GEMM_NAIVE_CUDA = " + "(" * 3000 + "1" + ")" * 3000
+    for sid, answers in (("solution", jade.ANSWERS[notebook]), ("deep", {"gemm_naive_cuda": deep}),
+                         ("jade", jade.ANSWERS[notebook])):
+        folder = tmp_path / "submitted" / sid / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nb = build_notebook(ROOT, notebook, SimpleNamespace(BASE="release",
+                                                            ANSWERS={notebook: answers}))
+        (folder / f"{notebook}.ipynb").write_text(json.dumps(nb))
+    odd = tmp_path / "submitted" / "odd" / ASSIGNMENT
+    odd.mkdir(parents=True)
+    (odd / f"{notebook}.ipynb").write_text(json.dumps({"cells": 7, "metadata": {}}))
+    (odd / "03c_tiled_gemm_cuda.ipynb").write_text("not json {")
+    assert command.main(tmp_path) == 0
+    with (tmp_path / "similarity.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    names = {r["student_a"] for r in rows} | {r["student_b"] for r in rows}
+    assert command.STUDENT_CALLED_SOLUTION in names and "solution" in names
+    assert any(r["student_a"] == "jade" and r["student_b"] == "solution"
+               and r["flagged"] == "true" for r in rows)

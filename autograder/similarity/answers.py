@@ -40,9 +40,10 @@ class Answer:
 
 
 def _solution_cells(nb: dict[str, Any]) -> list[Answer]:
+    cells = nb.get("cells")
     return [Answer(str(nbgrader_meta(c).get("grade_id", "")),
                    "markdown" if c.get("cell_type") == "markdown" else "code", cell_text(c))
-            for c in nb.get("cells", []) if isinstance(c, dict)
+            for c in (cells if isinstance(cells, list) else []) if isinstance(c, dict)
             and nbgrader_meta(c).get("solution")]
 
 
@@ -112,7 +113,8 @@ def student_answers(nb: dict[str, Any], given_cells: Given) -> list[Answer]:
     """A handed-in notebook's answers (the first cell for each grade_id: a duplicate is the
     student's copy of their own cell)."""
     seen: dict[str, Answer] = {}
-    for cell in nb.get("cells", []):
+    cells = nb.get("cells")
+    for cell in cells if isinstance(cells, list) else []:
         if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown"):
             continue
         gid = given_cells.identify(cell)

@@ -56,7 +56,15 @@ def kgram_hashes(tokens: list[Token], k: int) -> np.ndarray:
 
 
 def answer_tokens(answer: Answer, given: list[str]) -> list[Token]:
-    """An answer's normalised tokens, each with the line (of the cell) it came from."""
+    """An answer's normalised tokens, each with the line (of the cell) it came from; none
+    for code nested deeper than Python's stack (it is compared as nothing, not a crash)."""
+    try:
+        return _answer_tokens(answer, given)
+    except RecursionError:
+        return []
+
+
+def _answer_tokens(answer: Answer, given: list[str]) -> list[Token]:
     if answer.kind == "markdown":
         return prose.tokens(answer.text, given)
     parsed = python_code.tokens(answer.text)
