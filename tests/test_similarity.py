@@ -114,6 +114,10 @@ def test_what_a_python_copier_changes_reads_the_same() -> None:
     ternary = "def f(a):\n    x = 1 if a else 2\n    return x\n"
     branches = "def f(b):\n    if b:\n        y = 1\n    else:\n        y = 2\n    return y\n"
     assert _py(ternary) == _py(branches)
+    returns = "def f(a):\n    return 1 if a else 2\n"
+    early = "def f(b):\n    if b:\n        return 1\n    return 2\n"
+    both = "def f(b):\n    if b:\n        return 1\n    else:\n        return 2\n"
+    assert _py(returns) == _py(early) == _py(both)
 
 
 def test_different_python_reads_different() -> None:

@@ -68,6 +68,13 @@ class _Canonical(ast.NodeTransformer):
             return []
         body, orelse = node.body, node.orelse
         if len(body) == 1 and len(orelse) == 1 and all(
+                isinstance(s, ast.Return) and s.value is not None for s in (*body, *orelse)):
+            a_ret, b_ret = body[0], orelse[0]  # ``if c: return a`` / ``else: return b``
+            assert isinstance(a_ret, ast.Return) and isinstance(b_ret, ast.Return)
+            assert a_ret.value is not None and b_ret.value is not None
+            value = ast.IfExp(test=node.test, body=a_ret.value, orelse=b_ret.value)
+            return ast.copy_location(ast.Return(value=value), node)
+        if len(body) == 1 and len(orelse) == 1 and all(
                 isinstance(s, ast.Assign) and len(s.targets) == 1 for s in (*body, *orelse)):
             a, b = body[0], orelse[0]
             assert isinstance(a, ast.Assign) and isinstance(b, ast.Assign)
@@ -92,6 +99,13 @@ class _Canonical(ast.NodeTransformer):
         for stmt in stmts:
             if _is_print(stmt) or isinstance(stmt, ast.Pass):
                 continue
+            last = out[-1] if out else None
+            if isinstance(stmt, ast.Return) and stmt.value is not None \
+                    and isinstance(last, ast.If) and not last.orelse and len(last.body) == 1 \
+                    and isinstance(last.body[0], ast.Return) and last.body[0].value is not None:
+                value = ast.IfExp(test=last.test, body=last.body[0].value, orelse=stmt.value)
+                out[-1] = ast.copy_location(ast.Return(value=value), last)  # an early return
+                break
             out.append(stmt)
             if isinstance(stmt, ast.Return | ast.Raise | ast.Continue | ast.Break):
                 break  # what follows never runs
