@@ -63,8 +63,8 @@ def run(root: Path, submitted: Path | None = None) -> tuple[list[scoring.Pair], 
     indexes, students = build_indexes(root, submitted)
     if not students:
         raise NothingToCompare(f"no answer of any student in {submitted}: nothing to compare")
-    _say(f"similarity: {len(students)} students, {len(indexes)} notebooks indexed "
-         f"({time.perf_counter() - start:.1f} s); scoring the pairs")
+    _say(f"similarity: {len(students)} students, {len(indexes)} notebooks with answer cells "
+         f"indexed ({time.perf_counter() - start:.1f} s); scoring the pairs")
     pairs = scoring.pairs(indexes)
     documents: dict[str, dict[str, Document]] = {i.notebook: i.documents for i in indexes}
     report_csv.write(root / report_csv.CSV_NAME, pairs, documents)
