@@ -194,6 +194,12 @@ def test_the_report_marks_the_matching_lines(similarity_class: Path) -> None:
 
 def test_nothing_to_compare_says_so_and_leaves_no_report(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "submitted" / "someone" / "week4").mkdir(parents=True)
+    assert command.main(tmp_path) == 1  # no release to tell notebooks apart
+    assert "make release" in capsys.readouterr().err
+    (tmp_path / "submitted" / "someone" / "week4").rmdir()
+    (tmp_path / "submitted" / "someone").rmdir()
+    (tmp_path / "submitted").rmdir()
     for name in ("release", "release-ko", "source"):
         (tmp_path / name).symlink_to(ROOT / name)
     (tmp_path / "similarity.csv").write_text("stale")

@@ -80,7 +80,7 @@ def main(root: Path, submitted: Path | None = None) -> int:
         (root / name).unlink(missing_ok=True)
     try:
         pairs, students = run(root, submitted)
-    except NothingToCompare as exc:
+    except (NothingToCompare, FileNotFoundError) as exc:  # no release: Release.load says so
         print(f"similarity: {exc}", file=sys.stderr)
         return 1
     flagged = [p for p in pairs if p.flagged]
