@@ -253,8 +253,9 @@ def test_hostile_files_cost_nothing_but_their_own_row(tmp_path: Path) -> None:
         (tmp_path / name).symlink_to(ROOT / name)
     notebook = "02c_naive_gemm_cuda"
     deep = "GEMM_NAIVE_CUDA = " + "(" * 3000 + "1" + ")" * 3000
+    formula = '=HYPERLINK("x")'  # a folder name a spreadsheet would run
     for sid, answers in (("solution", jade.ANSWERS[notebook]), ("deep", {"gemm_naive_cuda": deep}),
-                         ("jade", jade.ANSWERS[notebook])):
+                         ("jade", jade.ANSWERS[notebook]), (formula, jade.ANSWERS[notebook])):
         folder = tmp_path / "submitted" / sid / ASSIGNMENT
         folder.mkdir(parents=True)
         nb = build_notebook(ROOT, notebook, SimpleNamespace(BASE="release",
@@ -269,5 +270,6 @@ def test_hostile_files_cost_nothing_but_their_own_row(tmp_path: Path) -> None:
         rows = list(csv.DictReader(f))
     names = {r["student_a"] for r in rows} | {r["student_b"] for r in rows}
     assert command.STUDENT_CALLED_SOLUTION in names and "solution" in names
+    assert "'" + formula in names and formula not in names
     assert any(r["student_a"] == "jade" and r["student_b"] == "solution"
                and r["flagged"] == "true" for r in rows)

@@ -8,6 +8,7 @@ import csv
 from datetime import datetime
 from pathlib import Path
 
+from autograder.handin.report import to_cell
 from autograder.similarity.answers import SOLUTION
 from autograder.similarity.index import Document
 from autograder.similarity.scoring import ALL, NOTEBOOK_THRESHOLD, Pair
@@ -40,8 +41,9 @@ def write(path: Path, pairs: list[Pair], documents: dict[str, dict[str, Document
         out.writerow(COLUMNS)
         for pair in pairs:
             a, b = ordered(pair)
-            out.writerow([ALL, a, b, f"{pair.combined:.3f}", str(pair.flagged).lower(),
-                          "", "", "; ".join(pair.reasons)])
+            a_cell, b_cell = to_cell(a), to_cell(b)  # a student's name is never a formula
+            out.writerow([ALL, a_cell, b_cell, f"{pair.combined:.3f}",
+                          str(pair.flagged).lower(), "", "", "; ".join(pair.reasons)])
             rows += 1
             by_combined = not any(n.score >= NOTEBOOK_THRESHOLD for n in pair.notebooks.values())
             for name, nb in sorted(pair.notebooks.items(), key=lambda kv: -kv[1].score):
@@ -49,7 +51,7 @@ def write(path: Path, pairs: list[Pair], documents: dict[str, dict[str, Document
                     continue
                 docs = documents[name]
                 marked = pair.flagged and (nb.score >= NOTEBOOK_THRESHOLD or by_combined)
-                out.writerow([name, a, b, f"{nb.score:.3f}", str(marked).lower(),
+                out.writerow([name, a_cell, b_cell, f"{nb.score:.3f}", str(marked).lower(),
                               f"{covered(docs[a], nb.fingerprints):.2f}",
                               f"{covered(docs[b], nb.fingerprints):.2f}", ""])
                 rows += 1
