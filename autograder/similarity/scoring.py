@@ -5,7 +5,9 @@ lecture converge): each weighs ``log(common / df)``, where ``df`` is how many do
 notebook hold it and ``common`` is a tenth of them (at least :data:`MIN_COMMON`), so one that
 a tenth of the class wrote weighs nothing. A pair's score in a notebook is the weight the two
 share over the smaller one's weight plus :data:`DAMPING` pair-unique fingerprints (a short
-answer cannot reach 1 on little evidence), between 0 and 1; or, where higher, the same for its
+answer cannot reach 1 on little evidence), between 0 and 1, scaled down while what they share
+weighs less than :data:`EVIDENCE` pair-unique fingerprints (short kernels written to the
+notebook's recipe converge); or, where higher, the same for its
 most alike answer cell alone, with :data:`ANSWER_DAMPING` times the damping (one kernel copied
 beside answers of one's own). Over all notebooks, the shared
 and the smaller weights are summed first, so the same unusual choices in five notebooks
@@ -28,6 +30,10 @@ COMMON_SHARE = 0.1
 MIN_COMMON = 6
 #: pair-unique fingerprints added to the smaller weight before dividing
 DAMPING = 4.0
+#: evidence below this many pair-unique fingerprints' weight scales a score down in proportion:
+#: two short kernels that follow the notebook's recipe line by line (the naive kernel) share
+#: everything and still say little
+EVIDENCE = 15.0
 #: one answer cell on its own must carry this many times the damping of a notebook (a short
 #: kernel alone is weak evidence: the naive kernel written from the lecture looks like the
 #: lecture's)
@@ -39,6 +45,14 @@ COMBINED_THRESHOLD = 0.45
 FLOOR = 0.05
 #: the name of a pair's row over all its notebooks in similarity.csv
 ALL = "all"
+
+
+def _score(shared: float, smaller: float, damping: float, unit: float) -> float:
+    """Shared over smaller (damped), scaled down while the evidence is under
+    :data:`EVIDENCE` pair-unique fingerprints."""
+    if not shared:
+        return 0.0
+    return shared / (smaller + damping) * min(1.0, shared / (EVIDENCE * unit))
 
 
 @dataclass
@@ -56,13 +70,18 @@ class NotebookPair:
     answers: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
+    def unit(self) -> float:
+        """The weight of one fingerprint that only this pair holds."""
+        return self.damping / DAMPING
+
+    @property
     def whole(self) -> float:
         """The score of the notebook's answers taken together."""
-        return self.shared / (self.smaller + self.damping) if self.shared else 0.0
+        return _score(self.shared, self.smaller, self.damping, self.unit)
 
     def answer_scores(self) -> dict[str, float]:
         """Each answer's own score: one copied kernel beside answers of one's own."""
-        return {gid: shared / (smaller + ANSWER_DAMPING * self.damping)
+        return {gid: _score(shared, smaller, ANSWER_DAMPING * self.damping, self.unit)
                 for gid, (shared, smaller) in self.answers.items() if shared}
 
     @property
@@ -84,10 +103,9 @@ class Pair:
     @property
     def combined(self) -> float:
         shared = sum(p.shared for p in self.notebooks.values())
-        if not shared:
-            return 0.0
         smaller = sum(p.smaller for p in self.notebooks.values())
-        return shared / (smaller + max(p.damping for p in self.notebooks.values()))
+        widest = max(self.notebooks.values(), key=lambda p: p.damping)
+        return _score(shared, smaller, widest.damping, widest.unit)
 
     @property
     def strongest(self) -> float:
