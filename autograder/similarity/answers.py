@@ -13,8 +13,9 @@ ones, so a Korean submission is compared with everyone else.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ SOLUTION = "solution"
 #: a notebook larger than this is not read (a handed-in file may be anything)
 MAX_BYTES = 20_000_000
 _MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+#: a fenced code block of a markdown cell (finding it, not reading the code: that is by syntax)
+_FENCED = re.compile(r"^```[a-z]*\n(.*?)^```", re.M | re.S)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,9 @@ class Given:
 
     notebook: str
     cells: dict[str, list[Answer]]  # grade_id -> that cell in each release
+    #: the notebook's own text, every release: its other code cells, the code blocks of its
+    #: markdown (kind "code"), and its markdown (kind "markdown")
+    text: list[Answer] = field(default_factory=list)
 
     def identify(self, cell: dict[str, Any]) -> str | None:
         """The grade_id of the answer ``cell`` is, by its metadata or its first line."""
@@ -80,13 +86,25 @@ class Given:
 def given(root: Path, notebook: str) -> Given:
     """The answer cells of ``notebook`` in the English release and every translated one."""
     cells: dict[str, list[Answer]] = {}
+    text: list[Answer] = []
     for folder in (root / "release" / ASSIGNMENT,
                    *(release_dir(root, lang) for lang in LANGUAGES)):
         path = folder / f"{notebook}.ipynb"
-        if path.exists():
-            for answer in _solution_cells(json.loads(path.read_text(encoding="utf-8"))):
-                cells.setdefault(answer.grade_id, []).append(answer)
-    return Given(notebook, cells)
+        if not path.exists():
+            continue
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for answer in _solution_cells(nb):
+            cells.setdefault(answer.grade_id, []).append(answer)
+        for cell in nb.get("cells", []):
+            if nbgrader_meta(cell).get("solution"):
+                continue
+            source = cell_text(cell)
+            if cell.get("cell_type") == "code":
+                text.append(Answer("", "code", source))
+            elif cell.get("cell_type") == "markdown":
+                text.append(Answer("", "markdown", source))
+                text.extend(Answer("", "code", block) for block in _FENCED.findall(source))
+    return Given(notebook, cells, text)
 
 
 def released_notebooks(root: Path) -> list[str]:

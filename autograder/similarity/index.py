@@ -135,6 +135,8 @@ class NotebookIndex:
             for version in versions:
                 toks = answer_tokens(version, self._given_text.get(gid, []))
                 (words if version.kind == "markdown" else code).append(toks)
+        for part in given.text:  # the notebook's own text: what everyone read
+            (words if part.kind == "markdown" else code).append(answer_tokens(part, []))
         self._boiler = {
             "code": self._hashes(code, CODE_K), "markdown": self._hashes(words, PROSE_K)}
 
