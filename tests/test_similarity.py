@@ -251,10 +251,10 @@ def test_hostile_files_cost_nothing_but_their_own_row(tmp_path: Path) -> None:
 
     for name in ("release", "release-ko", "source"):
         (tmp_path / name).symlink_to(ROOT / name)
-    notebook = "02c_naive_gemm_cuda"
-    deep = "GEMM_NAIVE_CUDA = " + "(" * 3000 + "1" + ")" * 3000
+    notebook = "03c_tiled_gemm_cuda"
+    deep = "GEMM_TILED_CUDA = " + "(" * 3000 + "1" + ")" * 3000
     formula = '=HYPERLINK("x")'  # a folder name a spreadsheet would run
-    for sid, answers in (("solution", jade.ANSWERS[notebook]), ("deep", {"gemm_naive_cuda": deep}),
+    for sid, answers in (("solution", jade.ANSWERS[notebook]), ("deep", {"gemm_tiled_cuda": deep}),
                          ("jade", jade.ANSWERS[notebook]), (formula, jade.ANSWERS[notebook])):
         folder = tmp_path / "submitted" / sid / ASSIGNMENT
         folder.mkdir(parents=True)
@@ -264,7 +264,7 @@ def test_hostile_files_cost_nothing_but_their_own_row(tmp_path: Path) -> None:
     odd = tmp_path / "submitted" / "odd" / ASSIGNMENT
     odd.mkdir(parents=True)
     (odd / f"{notebook}.ipynb").write_text(json.dumps({"cells": 7, "metadata": {}}))
-    (odd / "03c_tiled_gemm_cuda.ipynb").write_text("not json {")
+    (odd / "02c_naive_gemm_cuda.ipynb").write_text("not json {")
     assert command.main(tmp_path) == 0
     with (tmp_path / "similarity.csv").open(newline="") as f:
         rows = list(csv.DictReader(f))
