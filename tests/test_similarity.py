@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.similarity import command, cuda_code, python_code
-from autograder.similarity.scoring import ALL
+from autograder.similarity.summary import ALL
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from autograder.handin import report as handin_report
 from autograder.runner.names import ASSIGNMENT
 from autograder.runner.nbgrader_cli import GRADING_FAILED
 from autograder.sandbox import bwrap as sandbox
-from autograder.similarity import report_csv as similarity_report
+from autograder.similarity import summary as similarity_report
 from autograder.viewing import notebook as viewing
 from autograder.viewing.terminal import printable
 from course.runtime.i18n import DEFAULT, in_language

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder.similarity import answers, report_csv, report_html, scoring
 from autograder.similarity.index import Document, NotebookIndex
+from autograder.similarity.summary import CSV_NAME, HTML_NAME
 from autograder.viewing.terminal import printable
 
 #: the report's name for a student whose folder is called ``solution``
@@ -67,8 +68,8 @@ def run(root: Path, submitted: Path | None = None) -> tuple[list[scoring.Pair], 
          f"indexed ({time.perf_counter() - start:.1f} s); scoring the pairs")
     pairs = scoring.pairs(indexes)
     documents: dict[str, dict[str, Document]] = {i.notebook: i.documents for i in indexes}
-    report_csv.write(root / report_csv.CSV_NAME, pairs, documents)
-    report_html.write(root / report_csv.HTML_NAME, pairs, documents, len(students))
+    report_csv.write(root / CSV_NAME, pairs, documents)
+    report_html.write(root / HTML_NAME, pairs, documents, len(students))
     _say(f"similarity: done in {time.perf_counter() - start:.1f} s")
     return pairs, len(students)
 
@@ -76,7 +77,7 @@ def run(root: Path, submitted: Path | None = None) -> tuple[list[scoring.Pair], 
 def main(root: Path, submitted: Path | None = None) -> int:
     """The command: the report written and a summary printed; 1 when there is nothing to
     compare (no stale report is left to be mistaken for this class's)."""
-    for name in (report_csv.CSV_NAME, report_csv.HTML_NAME):
+    for name in (CSV_NAME, HTML_NAME):
         (root / name).unlink(missing_ok=True)
     try:
         pairs, students = run(root, submitted)
@@ -89,5 +90,5 @@ def main(root: Path, submitted: Path | None = None) -> int:
     for pair in flagged:
         a, b = report_csv.ordered(pair)
         print(printable(f"  {a} ~ {b}: " + "; ".join(pair.reasons)))
-    print(f"report: {root / report_csv.HTML_NAME}\ntable:  {root / report_csv.CSV_NAME}")
+    print(f"report: {root / HTML_NAME}\ntable:  {root / CSV_NAME}")
     return 0

@@ -1,20 +1,18 @@
 """``similarity.csv``: one row per pair and notebook they share evidence in, and one row per
 pair over all its notebooks (``notebook`` = ``all``); the solution is ``solution``, always
-``student_b``. Also the one line the grade table prints about it."""
+``student_b``."""
 
 from __future__ import annotations
 
 import csv
-from datetime import datetime
 from pathlib import Path
 
 from autograder.handin.report import to_cell
 from autograder.similarity.answers import SOLUTION
 from autograder.similarity.index import Document
-from autograder.similarity.scoring import ALL, NOTEBOOK_THRESHOLD, Pair
+from autograder.similarity.scoring import NOTEBOOK_THRESHOLD, Pair
+from autograder.similarity.summary import ALL
 
-CSV_NAME = "similarity.csv"
-HTML_NAME = "similarity.html"
 COLUMNS = ["notebook", "student_a", "student_b", "score", "flagged", "share_of_a",
            "share_of_b", "reason"]
 
@@ -56,16 +54,3 @@ def write(path: Path, pairs: list[Pair], documents: dict[str, dict[str, Document
                               f"{covered(docs[b], nb.fingerprints):.2f}", ""])
                 rows += 1
     return rows
-
-
-def summary(root: Path) -> str | None:
-    """What the grade table says about the last similarity report, or None without one."""
-    path = root / CSV_NAME
-    if not path.exists():
-        return None
-    with path.open(encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("notebook") == ALL]
-    flagged = sum(r.get("flagged") == "true" for r in rows)
-    written = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
-    return (f"similarity (make similarity, {written}): {flagged} pair(s) flagged for a person "
-            f"to read, never a grade: {root / HTML_NAME}")

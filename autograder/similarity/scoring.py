@@ -43,8 +43,6 @@ NOTEBOOK_THRESHOLD = 0.55
 COMBINED_THRESHOLD = 0.45
 #: pairs scoring below this in every notebook are not listed (nor in similarity.csv)
 FLOOR = 0.05
-#: the name of a pair's row over all its notebooks in similarity.csv
-ALL = "all"
 
 
 def _score(shared: float, smaller: float, damping: float, unit: float) -> float:
