@@ -12,7 +12,7 @@ SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table similarity test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
@@ -111,6 +111,11 @@ return: install
 
 table: install
 	$(BIN)/python -m autograder table
+
+## Copied answers across the class (submitted/): similarity.csv and similarity.html beside
+## grades.csv, for the instructor to read; never a grade (docs/similarity.md).
+similarity: install
+	$(BIN)/python -m autograder similarity
 
 test: install colab-venv
 	$(BIN)/ruff check .

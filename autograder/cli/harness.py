@@ -48,9 +48,10 @@ from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
-from autograder.results.table import collect, render
+from autograder.results.table import collect, render, similarity_note
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
+from autograder.similarity import command as similarity
 from autograder.viewing import feedback as viewing_feedback
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,6 +170,9 @@ def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
     print(render(notebooks, rows))
     print()
     print(progress.summary(notebooks, rows))
+    note = similarity_note(root)
+    if note:
+        print(note)
     if args.json:
         args.json.write_text(json.dumps(
             {r.student: {"scores": r.scores, "not_measured": r.not_measured,
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         "editions' catalogs and folders; see its --help), `python -m autograder.publish` (the "
         "student distribution) and `python -m sample_class` (the demo on the sample class).")
     parser.add_argument("command", choices=["release", "grade", "table", "collect", "export",
-                                            "return"])
+                                            "return", "similarity"])
     add_grading_arguments(parser)
     handin_collect.add_arguments(parser)
     handback.add_arguments(parser)
@@ -202,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         return handback.from_arguments(args)
     root = args.root.resolve()
     os.chdir(root)
+    if args.command == "similarity":  # copied answers: a report to read, never a grade
+        return similarity.main(root)
     if args.command == "release":
         warning = release.placeholder_warning()
         if warning:

@@ -18,6 +18,7 @@ from autograder.handin import report as handin_report
 from autograder.runner.names import ASSIGNMENT
 from autograder.runner.nbgrader_cli import GRADING_FAILED
 from autograder.sandbox import bwrap as sandbox
+from autograder.similarity import summary as similarity_report
 from autograder.viewing import notebook as viewing
 from autograder.viewing.terminal import printable
 from course.runtime.i18n import DEFAULT, in_language
@@ -257,3 +258,10 @@ def render(notebooks: list[str], rows: list[Row]) -> str:
                  "(2/3 in Numba, 2c/3c in CUDA C): not counted. 'not measured' checks are "
                  "excluded from the maximum; grade them on a GPU machine with `make grade`.")
     return "\n".join(lines)
+
+
+def similarity_note(root: Path) -> str | None:
+    """The line under the table about the class's similarity report (how many pairs were
+    flagged and where the report is), or None before ``make similarity`` has run. It reads the
+    report and never a score: a flag is for a person to read, never a grade."""
+    return similarity_report.summary(root)
