@@ -7,5 +7,6 @@ by words (:mod:`.prose`), fingerprints each answer by winnowing (copydetect's, :
 weighs what is rare in the class above what many wrote and compares every pair of students and
 each student with the instructor's solution (:mod:`.scoring`), and writes ``similarity.csv`` and
 ``similarity.html`` beside ``grades.csv`` (:mod:`.report_csv`, :mod:`.report_html`; the grade
-table's line about them, :mod:`.summary`; :mod:`.command` runs it all). docs/similarity.md says how the threshold was measured.
+table's line about them, :mod:`.summary`; :mod:`.command` runs it all).
+docs/similarity.md says how the threshold was measured.
 """

@@ -12,12 +12,23 @@ of a run of declarations and expression statements (sorted, as in :mod:`.python_
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
 
-_PARSER = Parser(Language(tree_sitter_cuda.language()))
+
+@functools.cache
+def _parser() -> Parser:
+    """tree-sitter's CUDA parser, built when the first CUDA C answer is read (not at import:
+    every instructor command imports the similarity command)."""
+    import tree_sitter_cuda  # heavy third-party modules: only when comparing
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_cuda.language()))
+
 
 #: CUDA's and C's own names, kept as themselves; every other identifier is the student's
 KEPT_NAMES = frozenset({
@@ -217,5 +228,5 @@ class _Emitter:
 
 def tokens(source: str, first_line: int = 1) -> list[Token]:
     """The normalised tokens of a CUDA C source; lines count from ``first_line``."""
-    tree = _PARSER.parse(source.encode("utf-8", "replace"))
+    tree = _parser().parse(source.encode("utf-8", "replace"))
     return list(_Emitter(first_line).emit(tree.root_node))

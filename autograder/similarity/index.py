@@ -17,7 +17,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from copydetect.utils import winnow
 
 from autograder.similarity import cuda_code, prose, python_code
 from autograder.similarity.answers import Answer, Given
@@ -111,6 +110,8 @@ def _fingerprints(tokens: list[Token], k: int, window: int, boilerplate: np.ndar
     hashes = kgram_hashes(tokens, k)
     if not len(hashes):
         return {}
+    from copydetect.utils import winnow  # heavy (~0.5 s): only when comparing, not per command
+
     selected, where = winnow(hashes, window, remove_duplicates=False)
     keep = ~np.isin(selected, boilerplate)
     out: dict[int, list[int]] = {}
