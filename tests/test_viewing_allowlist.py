@@ -144,6 +144,25 @@ def test_the_release_notebooks_pass_the_allow_list_unchanged() -> None:
         assert nb == before, path.name
 
 
+def test_an_honest_notebook_from_colab_or_an_older_lab_reports_nothing() -> None:
+    import sample_class as samples
+
+    root = Path(__file__).resolve().parents[1]
+    release = json.loads((root / "release" / "week4" / "06_tile_sweep.ipynb").read_text())
+    colab, older = copy.deepcopy(release), copy.deepcopy(release)
+    samples.colab_round_trip(colab)
+    samples.strip_metadata(older)  # nbformat 4.4, no ids
+    for nb in (colab, older):
+        nb["cells"][-1].setdefault("metadata", {})["execution"] = {"iopub.status.idle": "x"}
+        if nb["cells"][-1]["cell_type"] == "code":
+            nb["cells"][-1]["outputs"] = [{"output_type": "display_data", "metadata": {
+                "image/png": {"width": 640, "height": 480}, "needs_background": "light"},
+                "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}}]
+        node = nbformat.from_dict(nb)
+        assert structure.normalise(node) == {}
+        nbformat.validate(node)
+
+
 # ------------------------------------------------------------------------- formgrader routes
 
 class _Handler:

@@ -15,12 +15,17 @@ first, and says what it removed:
   it defines (``execution_count`` a number or nothing, a stream's ``name`` ``stdout`` or
   ``stderr``, a cell ``id`` a safe name);
 * cell metadata keeps only the keys the course and nbgrader use (:data:`CELL_METADATA`),
-  each checked: cell tags and grade ids are safe names, points are numbers;
+  each checked: cell tags and grade ids are safe names, points are numbers (other keys —
+  Colab's, nbclient's timings — are dropped without a note: no template reads them);
 * output metadata keeps only what nbconvert's templates read and may safely print: per image
   type ``width`` and ``height`` (a number), ``unconfined`` (true or false),
   ``needs_background`` (light or dark) and ``alt`` (text, which the templates escape);
   ``filenames`` (an ``<img src>`` nbconvert writes unchecked) and ``isolated`` (an iframe)
-  and anything else are removed.
+  are removed, and anything else.
+
+What was removed that a template would have printed is reported, for the grade table's notes;
+what no template reads, and an older 4.x format (upgraded: ids added), is not — an honest
+notebook from Colab or an older JupyterLab reports nothing.
 
 Only the page a person sees changes; grading read the notebook before (it runs as the first
 step of :class:`autograder.viewing.notebook.CleanForViewing`, after the grades are saved).
@@ -65,32 +70,42 @@ def _number(value: Any) -> bool:
         and math.isfinite(value) and 0 <= value <= 100_000
 
 
+#: Output metadata keys nbconvert reads: a value that fails its check is removed and reported.
+CHECKED = {
+    "width": lambda v: _number(v), "height": lambda v: _number(v),
+    "unconfined": lambda v: isinstance(v, bool),
+    "needs_background": lambda v: v in NEEDS_BACKGROUND,
+    "alt": lambda v: isinstance(v, str),
+}
+#: Output metadata keys nbconvert turns into a link or a frame: always removed, reported.
+REFUSED = frozenset({"filenames", "isolated"})
+
+
 def _image_metadata(found: dict[str, Any], where: str, lost: list[str]) -> dict[str, Any]:
     kept: dict[str, Any] = {}
     for key, value in found.items():
-        ok = (key in ("width", "height") and _number(value)
-              or key == "unconfined" and isinstance(value, bool)
-              or key == "needs_background" and value in NEEDS_BACKGROUND
-              or key == "alt" and isinstance(value, str))
-        if ok:
+        if key in CHECKED and CHECKED[key](value):
             kept[key] = value
-        else:
+        elif key in CHECKED or key in REFUSED:
             lost.append(f"output metadata {where}{key}")
+        # anything else nbconvert never reads: dropped without a word (a kernel's own keys)
     return kept
 
 
 def output_metadata(metadata: Any) -> tuple[dict[str, Any], list[str]]:
-    """(the output metadata nbconvert may read, cut to the allow-list; what was removed)."""
+    """(the output metadata nbconvert may read, cut to the allow-list; what was removed that
+    nbconvert would have printed)."""
     lost: list[str] = []
     if not isinstance(metadata, dict):
         return {}, ["output metadata"] if metadata else []
-    kept = _image_metadata({k: v for k, v in metadata.items() if k not in IMAGE_TYPES}, "", lost)
-    for kind in IMAGE_TYPES:
-        if kind in metadata:
-            if isinstance(metadata[kind], dict):
-                kept[kind] = _image_metadata(metadata[kind], f"{kind} ", lost)
-            else:
-                lost.append(f"output metadata {kind}")
+    kept = _image_metadata({k: v for k, v in metadata.items() if "/" not in k}, "", lost)
+    for kind, value in metadata.items():
+        if "/" not in kind:
+            continue
+        if kind in IMAGE_TYPES and isinstance(value, dict):
+            kept[kind] = _image_metadata(value, f"{kind} ", lost)
+        elif isinstance(value, dict) and REFUSED & set(value):
+            lost += [f"output metadata {kind} {key}" for key in sorted(REFUSED & set(value))]
     return kept, lost
 
 
@@ -128,7 +143,7 @@ def _cell_metadata(metadata: Any, lost: list[str]) -> dict[str, Any]:
             and isinstance(value, (bool, str)))
         if ok:
             kept[key] = value
-        else:
+        elif key in CELL_METADATA:  # a key nbconvert or nbgrader reads, with a bad value
             lost.append(f"cell metadata {key}")
     return kept
 
@@ -140,6 +155,8 @@ def _output(output: Any) -> tuple[dict[str, Any] | None, list[str]]:
     lost = [f"output field {key}" for key in output if key not in OUTPUT_FIELDS[kind]]
     kept = {key: output[key] for key in output if key in OUTPUT_FIELDS[kind]}
     if kind == "stream":
+        if output.get("name") not in ("stdout", "stderr"):
+            lost.append("stream name")
         kept["name"] = "stderr" if output.get("name") == "stderr" else "stdout"
         kept["text"] = _text(output.get("text"))
     elif kind == "error":
@@ -155,6 +172,8 @@ def _output(output: Any) -> tuple[dict[str, Any] | None, list[str]]:
         lost += gone
         if kind == "execute_result":
             kept["execution_count"] = _count(output.get("execution_count"))
+            if kept["execution_count"] != output.get("execution_count"):
+                lost.append("execution count")
     return kept, lost
 
 
@@ -165,8 +184,12 @@ def _cell(cell: Any, index: int) -> tuple[dict[str, Any] | None, list[str]]:
     lost = [f"cell field {key}" for key in cell if key not in CELL_FIELDS[kind]]
     kept = {key: cell[key] for key in cell if key in CELL_FIELDS[kind]}
     cell_id = cell.get("id")
-    kept["id"] = cell_id if isinstance(cell_id, str) and SAFE_NAME.match(cell_id) \
-        else uuid.uuid5(uuid.NAMESPACE_URL, f"cell-{index}-{cell_id!r}").hex[:16]
+    if isinstance(cell_id, str) and SAFE_NAME.match(cell_id):
+        kept["id"] = cell_id
+    else:  # nbformat 4.4 has none; 4.5 needs one
+        kept["id"] = uuid.uuid5(uuid.NAMESPACE_URL, f"cell-{index}-{cell_id!r}").hex[:16]
+        if cell_id is not None:
+            lost.append("cell id")
     kept["source"] = _text(cell.get("source"))
     kept["metadata"] = _cell_metadata(cell.get("metadata", {}), lost)
     if "attachments" in kept and not isinstance(kept["attachments"], dict):
@@ -174,6 +197,8 @@ def _cell(cell: Any, index: int) -> tuple[dict[str, Any] | None, list[str]]:
         lost.append("attachments")
     if kind == "code":
         kept["execution_count"] = _count(cell.get("execution_count"))
+        if kept["execution_count"] != cell.get("execution_count"):
+            lost.append("execution count")
         outputs = []
         for output in cell.get("outputs") or []:
             clean, gone = _output(output)
@@ -197,7 +222,9 @@ def normalise(nb: dict[str, Any]) -> dict[str, list[str]]:
     from nbformat import from_dict
 
     found: dict[str, list[str]] = {}
-    if (nb.get("nbformat"), nb.get("nbformat_minor")) != FORMAT:
+    declared = (nb.get("nbformat"), nb.get("nbformat_minor"))
+    if declared != FORMAT and not (declared[0] == 4 and isinstance(declared[1], int)
+                                   and 0 <= declared[1] < FORMAT[1]):  # older: upgraded
         found["notebook"] = [f"format {nb.get('nbformat')!s:.8}.{nb.get('nbformat_minor')!s:.8} "
                              f"(read as {FORMAT[0]}.{FORMAT[1]})"]
     nb["nbformat"], nb["nbformat_minor"] = FORMAT
