@@ -255,3 +255,23 @@ def test_an_unsafe_id_in_submitted_is_graded_under_its_alias(tmp_path: Path) -> 
     assert entry.student == alias and names.printable(bad) in entry.detail
     assert any(alias in note for note in report.notes_for(tmp_path, alias))
     assert ids.settle_ids(tmp_path) == [] and report.notes_for(tmp_path, alias)  # kept
+
+
+def test_a_handed_in_file_named_with_markup_is_set_aside_and_named(tmp_path: Path) -> None:
+    from autograder.handin import report, tidy
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "release").mkdir()
+    (tmp_path / "release" / "week4").symlink_to(root / "release" / "week4")
+    folder = tmp_path / "submitted" / "ada" / "week4"
+    folder.mkdir(parents=True)
+    bad = '<img src=x onerror="fetch(1)">.png'
+    (folder / bad).write_bytes(b"\x89PNG")
+    (folder / "notes.txt").write_text("my notes")
+    entries = tidy.tidy(tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+    assert (tmp_path / report.SET_ASIDE / "ada" / "week4" / bad).exists()
+    (refused,) = [e for e in entries if e.handed_in == bad]
+    assert refused.outcome == "rejected" and "not a safe name" in refused.detail
+    summary = report.summary(entries, tmp_path / "submitted", "collection")
+    assert "REJECTED" in summary and "not a safe name" in summary
