@@ -275,3 +275,16 @@ def test_a_handed_in_file_named_with_markup_is_set_aside_and_named(tmp_path: Pat
     assert refused.outcome == "rejected" and "not a safe name" in refused.detail
     summary = report.summary(entries, tmp_path / "submitted", "collection")
     assert "REJECTED" in summary and "not a safe name" in summary
+
+
+def test_a_gradebook_student_with_an_unsafe_id_is_named(tmp_path: Path) -> None:
+    from nbgrader.api import Gradebook
+
+    from autograder.handin import ids
+
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("ada")
+        gb.update_or_create_student("<img src=x onerror=alert(1)>\x1b[2J")
+    assert ids.unsafe_gradebook_students(tmp_path) == [
+        names.printable("<img src=x onerror=alert(1)>\x1b[2J")]
+    assert "\x1b" not in ids.unsafe_gradebook_students(tmp_path)[0]
