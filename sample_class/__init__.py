@@ -27,6 +27,9 @@ the samples follow the notebooks when they change:
 ``ATTACH``     {notebook: {grade_id: attachments}}: a cell's attachments (``{name: {mime: data}}``);
 ``NOTEBOOK_METADATA`` {notebook: {key: value}}: keys set in the notebook's own metadata;
 ``BESIDE``     {file name: text}: files handed in beside the notebooks (not notebooks);
+``FOREIGN_CELLS`` {notebook: [cell, …]}: cells added at the end exactly as given (any type,
+               any field: what a notebook of a newer format may hold), and ``FORMAT_MINOR``
+               the ``nbformat_minor`` the notebooks then declare;
 ``TAMPERS``    True for a student who tampers with the checks in their own kernel, so that the
                notebook's verdicts are expected to differ from the grader's;
 ``HANDIN``     how the files reach the instructor when not as ``submitted/<id>/week4/<name>``:
@@ -186,6 +189,9 @@ def build_notebook(root: Path, notebook: str, spec: ModuleType) -> dict[str, Any
     nb["cells"] = cells
     nb["metadata"].update(copy.deepcopy(getattr(spec, "NOTEBOOK_METADATA", {}).get(notebook, {})))
     structure_edits(root, nb, notebook, spec)
+    nb["cells"] += copy.deepcopy(getattr(spec, "FOREIGN_CELLS", {}).get(notebook, []))
+    if getattr(spec, "FORMAT_MINOR", None) is not None:
+        nb["nbformat_minor"] = spec.FORMAT_MINOR
     strip = getattr(spec, "STRIP_METADATA", [])
     if strip == "all" or notebook in strip:
         strip_metadata(nb)

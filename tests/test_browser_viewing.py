@@ -15,22 +15,42 @@ XSRF checks on, this environment's server extensions: the formgrader and
    grading page on its own, the two files he handed in beside the notebook as the formgrader
    serves them, his autograded notebook in JupyterLab, and his feedback file;
 
-and fails on any request to the beacon, any request of those pages to another origin, any
-request that is not a GET, any change in the course directory, a missing written answer or a
-missing Content-Security-Policy.
+3. (issue 36) opens every formgrader page a TA reaches from the submission (Manual Grading's
+   pages, Manage Students and each student's pages, Manage Submissions, Manage Assignments),
+   each formgrader route with script as its URL part, and clicks every link in his rendered
+   answer, on the grading page and in the feedback file.
+
+Ivo's notebook also declares a newer format and holds cells of unknown types (a MathJax
+configuration block, a refresh), remote images spelled as a browser still resolves them, links
+into the formgrader's other pages, and images whose metadata nbconvert prints unquoted. And a
+second submission comes in through nbgrader's exchange under a student id that is HTML
+(``nbgrader collect`` only warns): it is graded under its safe alias, and that alias is what
+Manage Students shows.
+
+The test fails on any request to the beacon, any request of those pages to another origin,
+any request that is not a GET, any change in the course directory, a missing written answer,
+a score field that is missing or not the formgrader's, a missing Content-Security-Policy on
+any formgrader page, or a formgrader route that answers a hostile URL part with a page.
 """
 
 from __future__ import annotations
 
 import hashlib
 import http.server
+import json
+import os
 import secrets
+import subprocess
+import sys
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
+from autograder.runner.names import COURSE_ID
 from autograder.viewing.feedback import MATHJAX
+from autograder.viewing.names import safe_alias
 from tests import test_browser as lab
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +58,9 @@ STUDENT = "ivo_injects_html"
 NOTEBOOK = "06_tile_sweep"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+#: a student id that is HTML (its script beacons to /student-id), handed in through the exchange
+EXCHANGE_ID = "<img src=x onerror=fetch(atob('aHR0cDovLzEyNy4wLjAuMTo0NzYxMy9zdHVkZW50LWlk'))>"
+STAMP = "2026-12-01 12:00:00.000000 UTC"
 
 
 class _Beacon(http.server.ThreadingHTTPServer):
@@ -73,10 +96,34 @@ def _graded_course(tmp: Path) -> Path:
     """A course copy with the release and Ivo's notebook 6 graded by the harness."""
     import sample_class as samples
 
-    root, printed = lab.graded_course(
-        tmp, lambda root: samples.build_class(root, root / "submitted", only=[STUDENT]))
+    def hand_in(root: Path) -> None:
+        samples.build_class(root, root / "submitted", only=[STUDENT])
+        _collect_from_exchange(root, tmp)
+
+    root, printed = lab.graded_course(tmp, hand_in)
     assert "removed from view" in printed, printed[-3000:]
+    assert "student id refused" in printed and safe_alias(EXCHANGE_ID) in printed, printed[-3000:]
     return root
+
+
+def _collect_from_exchange(root: Path, tmp: Path) -> None:
+    """Ada's notebook 6 submitted to nbgrader's exchange under :data:`EXCHANGE_ID`, and
+    ``nbgrader collect`` run as the instructor runs it: it only warns."""
+    import sample_class as samples
+
+    exchange = tmp / "exchange-in"
+    inbound = exchange / COURSE_ID / "inbound" / f"{EXCHANGE_ID}+week4+{STAMP}"
+    inbound.mkdir(parents=True)
+    nb = samples.build_notebook(root, NOTEBOOK, samples.sample_students()["ada_correct"])
+    (inbound / f"{NOTEBOOK}.ipynb").write_text(json.dumps(nb))
+    (inbound / "timestamp.txt").write_text(STAMP)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "nbgrader", "collect", "week4",
+                          f"--Exchange.root={exchange}", "--CollectApp.check_owner=False"],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert (root / "submitted" / EXCHANGE_ID / "week4" / f"{NOTEBOOK}.ipynb").exists(), \
+        out.stderr[-2000:]
 
 
 def _control_page(root: Path, tmp: Path) -> Path:
@@ -122,6 +169,73 @@ def _submission_id(root: Path) -> str:
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         return str(gb.find_submission_notebook(NOTEBOOK, "week4", STUDENT).id)
+
+
+#: attributes and scripts of the page that still reach the beacon's host (none may): a URL
+#: attribute as the browser resolves it (``%5C%5Chost/x`` is a file beside the page), any
+#: other attribute, script, meta or style that names it
+LEFT_IN_DOM = """() => [...document.querySelectorAll('*')].flatMap(e => [...e.attributes]
+    .filter(a => {
+        if (!a.value.includes('47613')) return false;
+        if (!['src', 'href', 'action', 'data', 'poster', 'cite'].includes(a.name)) return true;
+        try { return new URL(a.value, document.baseURI).host.includes('47613'); }
+        catch (error) { return true; } })
+    .map(a => e.tagName + ' ' + a.name + '=' + a.value.slice(0, 80)))
+    .concat([...document.querySelectorAll('script, meta, style')]
+    .filter(s => s.outerHTML.includes('47613')).map(s => s.outerHTML.slice(0, 80)))"""
+#: the links of what the student wrote (markdown cells and HTML outputs)
+LINKS = ".rendered_html a[href]"
+
+
+def _reachable_pages() -> list[str]:
+    """The formgrader pages a TA reaches from a submission: the navigation's and each
+    student's, Ivo's and the exchange student's (by the safe alias)."""
+    alias = safe_alias(EXCHANGE_ID)
+    return ["/formgrader/manage_assignments", "/formgrader/gradebook",
+            "/formgrader/gradebook/week4", f"/formgrader/gradebook/week4/{NOTEBOOK}",
+            "/formgrader/manage_students", f"/formgrader/manage_students/{STUDENT}",
+            f"/formgrader/manage_students/{STUDENT}/week4", f"/formgrader/manage_students/{alias}",
+            f"/formgrader/manage_students/{alias}/week4", "/formgrader/manage_submissions/week4"]
+
+
+def _hostile_routes() -> list[str]:
+    """Every formgrader route that takes a URL part, with script as that part (nbgrader
+    0.9.6 prints it unescaped), and the exchange student's own id."""
+    from sample_class.students.ivo_injects_html import _in_url
+
+    part, raw = _in_url("url-part"), quote(EXCHANGE_ID, safe="")
+    students = "/formgrader/manage_students"
+    return [f"{students}/{part}", f"{students}/{raw}", f"{students}/{raw}/week4",
+            f"{students}/{STUDENT}/{part}", f"/formgrader/gradebook/{part}",
+            f"/formgrader/gradebook/week4/{part}", f"/formgrader/gradebook/{part}/{NOTEBOOK}",
+            f"/formgrader/manage_submissions/{part}", f"/formgrader/submissions/{part}/",
+            f"/formgrader/submissions/{part}/next"]
+
+
+def _click_every_link(page, url: str) -> list[str]:
+    """Open ``url`` once per link of the student's content and click that link."""
+    page.goto(url)
+    count = page.locator(LINKS).count()
+    hrefs = []
+    for i in range(count):
+        page.goto(url)
+        link = page.locator(LINKS).nth(i)
+        hrefs.append(link.get_attribute("href") or "")
+        link.dispatch_event("click")
+        page.wait_for_timeout(800)
+    return hrefs
+
+
+def _score_field(page, grading: str) -> tuple[list, list]:
+    """([how many elements have the score field's id, the first one's tag, whether it is the
+    formgrader's score input], what of the page still names the beacon)."""
+    page.goto(grading)
+    page.locator(f"input#{lab.HAND_GRADED}").wait_for(state="attached")
+    page.wait_for_timeout(1500)
+    field = page.evaluate(f"""() => {{
+        const all = document.querySelectorAll('[id="{lab.HAND_GRADED}"]');
+        return [all.length, all[0].tagName, all[0].classList.contains('score')]; }}""")
+    return field, page.evaluate(LEFT_IN_DOM)
 
 
 def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> None:
@@ -179,7 +293,7 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
                 grader.get_by_role("link", name="Manual Grading").click()
                 grader.get_by_role("link", name="week4").click()
                 grader.get_by_role("link", name=NOTEBOOK).click()
-                grader.locator("a", has_text="Submission #1").click()
+                grader.locator(f"a[href*='{submission}']").first.click()  # Ivo's, of two
                 grader.locator("input#why_not_tile_32").wait_for(state="visible")
                 answer_in_formgrader = grader.get_by_text(ivo.ANSWER_TEXT[:60]).count()
                 page.wait_for_timeout(3000)  # a refresh, a late onerror, an autofocus
@@ -202,6 +316,28 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
                 page.goto(feedback.as_uri())
                 answer_in_feedback = page.get_by_text(ivo.ANSWER_TEXT[:60]).count()
                 page.wait_for_timeout(2000)
+                left_in_feedback = page.evaluate(LEFT_IN_DOM)
+
+                # 3. Every formgrader page a TA reaches, and every route with script in its URL.
+                for path in _reachable_pages():
+                    response = page.goto(base + path)
+                    assert response is not None and response.ok, (path, response)
+                    headers[path] = response.headers.get("content-security-policy", "")
+                    page.wait_for_timeout(1000)
+                page.goto(f"{base}/formgrader/manage_students")
+                page.get_by_text(safe_alias(EXCHANGE_ID)).first.wait_for(state="attached")
+                students_table = page.locator("table").first.inner_text()
+                refused = {}
+                for path in _hostile_routes():
+                    response = page.goto(base + path)
+                    refused[path] = response.status if response is not None else None
+                    page.wait_for_timeout(500)
+
+                # 4. One click on every link of the rendered answer, in both views.
+                grading = f"{base}/formgrader/submissions/{submission}/"
+                clicked = _click_every_link(page, grading) + _click_every_link(
+                    page, feedback.as_uri())
+                score_field, left_in_grading = _score_field(page, grading)
                 browser.close()
         finally:
             lab._stop(server)
@@ -211,7 +347,8 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
     assert control_hits, "the control page sent no beacon: this test could not see a payload"
     # A policy cannot stop a <meta http-equiv=refresh> navigation (CSP dropped navigate-to);
     # it runs no script, and the cleaner removes it (the formgrader page above).
-    scripts = [hit for hit in policy_hits if hit != "GET /md-meta-refresh"]
+    scripts = [hit for hit in policy_hits
+               if hit not in ("GET /md-meta-refresh", "GET /unknown-cell-refresh")]
     assert scripts == [], f"the page policy alone let payloads run: {scripts}"
     assert beacon.hits == [], f"payloads ran where a person looks: {beacon.hits}"
     # the pages' own requests: the Jupyter server (JupyterLab's API calls included), embedded
@@ -237,5 +374,20 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
     for name in ("notes.html", "plot.svg"):
         assert headers[f"/formgrader/submissions/{submission}/{name}"].startswith("sandbox"), \
             headers
+    for path in _reachable_pages():  # issue 36: every formgrader page has a policy
+        script_src = next((d for d in headers[path].split("; ") if d.startswith("script-src")),
+                          "")
+        assert "/formgrader/static/" in script_src and "'unsafe-inline'" not in script_src \
+            and "'unsafe-eval'" not in script_src, (path, headers[path])
+    assert {path: status for path, status in refused.items() if status != 404} == {}, refused
+    assert safe_alias(EXCHANGE_ID) in students_table and "<img" not in students_table
+    assert score_field == [1, "INPUT", True], f"the score field is not the formgrader's: " \
+        f"{score_field}"
+    assert left_in_grading == [] and left_in_feedback == [], (left_in_grading, left_in_feedback)
+    assert any(href.startswith("#") for href in clicked), clicked  # the loop clicked links
+    assert not [h for h in clicked if "47613" in h or "manage_students" in h
+                or h.startswith(("/", "\\", "http"))], clicked
+    print(f"{len(_reachable_pages())} formgrader pages with a policy, {len(refused)} hostile "
+          f"routes refused, {len(clicked)} links clicked")
     print(f"control page: {len(control_hits)} beacons ({sorted(control_hits)[:5]} …); "
           f"cleaned pages: none; {len(requests)} requests, all to the Jupyter server")

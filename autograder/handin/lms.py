@@ -36,6 +36,7 @@ from traitlets import Int, Unicode
 
 from autograder.handin.recognise import Release, classify
 from autograder.handin.tidy import hidden
+from autograder.viewing import names
 
 #: file-name patterns of the LMSs' bulk downloads, applied to the path inside the download.
 LAYOUTS = {
@@ -47,8 +48,8 @@ LAYOUTS = {
     "moodle": r"(?:^|/)(?P<name>[^/]+?)_(?P<student_id>\d+)_assignsubmission_file_"
               r"(?:/(?:.*/)?)?(?P<file_id>[^/]+)$",
 }
-#: a student id that is safe as a folder name
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+#: a student id that is safe as a folder name: the course's one rule for names
+SAFE_ID = re.compile(rf"^{names.SAFE_ID.pattern}\Z")
 
 
 def patterns(layout: str, regex: str = "") -> list[str]:

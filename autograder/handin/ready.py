@@ -6,7 +6,9 @@
    none: it is added from ``source/`` — into a scratch release folder when ``release/`` is
    already there, so the release students were given is not rewritten — or, without
    ``source/``, grading stops with one line saying what to run first.
-2. **``submitted/`` holds what nbgrader grades** (:func:`autograder.handin.tidy.tidy`), and the
+2. **Every student id is a safe name** (:func:`autograder.handin.ids.settle_ids`): a folder
+   that ``nbgrader collect`` or a hand copy named with markup is graded under a safe alias.
+3. **``submitted/`` holds what nbgrader grades** (:func:`autograder.handin.tidy.tidy`), and the
    collection summary is printed and written to ``collection.csv``.
 """
 
@@ -16,7 +18,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.handin import report, tidy
+from autograder.handin import ids, report, tidy
 from autograder.runner.names import ASSIGNMENT, submitted_students
 
 SCRATCH_RELEASE = ".gradebook-release"
@@ -95,6 +97,12 @@ def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | N
     fail on an empty folder: they are put in the gradebook, so their row, all zeros, says why.
     """
     submitted = root / "submitted"
+    for entry in ids.settle_ids(root):
+        print(f"  student id refused: {entry.detail}", flush=True)
+    for name in ids.unsafe_gradebook_students(root):
+        print(f"  the gradebook holds the student id {name}, which is not a safe name: the "
+              "formgrader will not open its pages (remove it with `nbgrader db student "
+              "remove`, and hand its work in under a safe id)", flush=True)
     everyone = submitted_students(root)
     unknown = sorted(set(students or ()) - set(everyone))
     if unknown:

@@ -12,7 +12,9 @@ student's ``submitted/<student>/<assignment>/``:
   to ``set_aside/<student>/<assignment>/``: never graded, never deleted, and said by name in
   ``collection.csv``, the summary and the grade table;
 * other files (pictures, PDFs, text that is not a notebook) stay where they are, listed as
-  ignored.
+  ignored — if their names follow the course's rule for names
+  (:func:`autograder.viewing.names.is_safe`); a file named ``<img src=x onerror=…>.png`` is
+  set aside, its name reported spelled out.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from autograder.handin import report
 from autograder.handin.recognise import Release, classify
 from autograder.runner.names import ASSIGNMENT, submitted_students
+from autograder.viewing import names
 from autograder.viewing.feedback import NBGRADER_FILES  # nbgrader's own files: not handed in
 
 
@@ -54,8 +57,13 @@ def tidy_student(root: Path, student: str, release: Release, limit: int) -> list
         if rel in NBGRADER_FILES or hidden(rel):
             continue
         outcome, notebook, how, reason = classify(path, release, limit)
-        if outcome == "ignored":  # notes.txt: leave it be
-            entry(rel, "", outcome, reason)
+        if outcome == "ignored" and all(names.is_safe(part) for part in rel.split("/")):
+            entry(rel, "", outcome, reason)  # notes.txt: leave it be
+            continue
+        if outcome == "ignored":  # a name that is markup or a path trick: out of every view
+            _set_aside(root, student, path)
+            entry(rel, "", "rejected", f"its name is not a safe name (letters, digits and "
+                  f". _ @ + - only); moved to {report.SET_ASIDE}/{student}/")
             continue
         if outcome != "matched":
             _set_aside(root, student, path)

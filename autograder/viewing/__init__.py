@@ -15,6 +15,13 @@ layers, each enough on its own against what it covers:
   Jupyter Server extension) gives the formgrader's submission pages a policy that only lets
   the formgrader's own scripts run, and serves files handed in beside the notebooks sandboxed.
 
+:mod:`~autograder.viewing.structure` cuts a notebook to nbformat 4.5's allow-list before any
+of it is rendered (unknown cells, outputs, fields and metadata that templates print raw);
+:mod:`~autograder.viewing.urls` reads a URL as a browser does before the policy keeps it;
+:mod:`~autograder.viewing.pages` guards every other formgrader route (safe URL parts, escaped
+templates, a policy on every response); :mod:`~autograder.viewing.names` is the one rule for
+student ids and file names, on every route in.
+
 :mod:`~autograder.viewing.policy` is the one allow-list all of them use (nh3, the Python
 binding of the Rust sanitizer ammonia). The bottom layer of ``autograder``: it knows nothing
 of grading.

@@ -24,7 +24,9 @@ from pathlib import Path
 #: Where nbconvert's templates load MathJax from (``base/mathjax.html.j2``).
 MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/"
 #: MathJax runs its configuration block with ``new Function`` ('unsafe-eval'); no inline
-#: script, event handler or ``javascript:`` URL runs.
+#: script, event handler or ``javascript:`` URL runs. Only the template's own configuration
+#: block is on the page: every ``<script>`` is removed from what a student wrote, and cells of
+#: unknown types never reach the page (:mod:`autograder.viewing.structure`).
 POLICY = "; ".join([
     "default-src 'none'",
     f"script-src {MATHJAX} 'unsafe-eval'",

@@ -18,6 +18,10 @@ cleaner missed cannot run:
   ``.html`` or ``.svg`` of the student's) are served as Jupyter Server serves ``/files``
   since 2.20: ``sandbox`` without ``allow-same-origin``, no script.
 
+Every other formgrader route (Manage Students, the gradebook's pages, Manage Submissions, the
+JSON API) is guarded by :mod:`autograder.viewing.pages`: safe URL parts only, templates
+escaped, a policy on every response.
+
 Enabled for the instructor's Jupyter by ``make install``, which puts
 ``jupyter-config/jupyter_server_config.d/week4-viewing.json`` into the environment's
 ``etc/jupyter/jupyter_server_config.d`` (as a package turns its server extension on);
@@ -31,6 +35,7 @@ import hashlib
 from typing import Any
 
 from autograder.viewing.feedback import MATHJAX
+from autograder.viewing.pages import guard_pages
 from autograder.viewing.policy import inventory
 
 #: The files a student handed in, as Jupyter Server serves its own ``/files``.
@@ -100,8 +105,11 @@ def _files_policy(handler: Any) -> str:
 
 
 def guard() -> None:
-    """Give nbgrader's two submission handlers their policies (idempotent)."""
+    """Give nbgrader's two submission handlers their policies, and every other formgrader
+    route its checks and policy (:func:`autograder.viewing.pages.guard_pages`); idempotent."""
     from nbgrader.server_extensions.formgrader import handlers
+
+    guard_pages()
 
     handlers.SubmissionHandler.exporter = property(_page_exporter)
     handlers.SubmissionFilesHandler.content_security_policy = property(_files_policy)
@@ -113,5 +121,6 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     guard()
-    serverapp.log.info("week 4: the formgrader's submission pages run only the formgrader's "
-                       "own script (autograder.viewing.formgrader)")
+    serverapp.log.info("week 4: every formgrader page runs only the formgrader's own script "
+                       "and answers only to safe names (autograder.viewing.formgrader, "
+                       "autograder.viewing.pages)")

@@ -2,7 +2,10 @@
 
 Autograde writes ``autograded/<student>/week4/<notebook>.ipynb``; the formgrader renders it,
 the feedback is made from it, and an instructor may open it in JupyterLab. What
-:func:`clean_notebook` does to it, cell by cell (the policy: :mod:`autograder.viewing.policy`):
+:func:`clean_notebook` does to it: first its structure is cut to an allow-list (cells and
+outputs of unknown types, unknown fields, output metadata nbconvert would print unchecked:
+:mod:`autograder.viewing.structure`), then, cell by cell (the policy:
+:mod:`autograder.viewing.policy`):
 
 * **markdown cells** are rendered as nbconvert renders them (attachments included); when that
   HTML holds anything outside the policy, the cell's source becomes the cleaned HTML (a
@@ -34,7 +37,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from autograder.viewing import policy
+from autograder.viewing import policy, structure
 from course.runtime.i18n import DEFAULT, N_, in_language, language_of, override
 
 #: Output kinds kept as they are: none of them can run script in nbconvert's page.
@@ -158,9 +161,10 @@ def _language(nb: NotebookNode) -> str:
 
 
 def clean_notebook(nb: NotebookNode) -> dict[str, list[str]]:
-    """Clean every cell and the notebook's metadata in place; return {where: what removed}."""
+    """Cut the notebook to the structure the course writes (:func:`structure.normalise`), then
+    clean every cell and the notebook's metadata in place; return {where: what removed}."""
+    found = structure.normalise(nb)
     language = _language(nb)
-    found: dict[str, list[str]] = {}
     if nb.metadata.pop("widgets", None) is not None:
         found["notebook metadata"] = ["widget state"]
     for index, cell in enumerate(nb.cells):

@@ -6,8 +6,10 @@ too), emphasis, links, math (MathJax reads the text), and raster images embedded
 load something from elsewhere or change the page around it: ``<script>``, ``<style>``, event
 handlers, ``javascript:`` and other URL schemes, ``<iframe>``, ``<object>``, ``<embed>``,
 ``<form>``, ``<meta>``, ``<base>``, ``<link>``, SVG and MathML, remote images (a tracking
-beacon), every ``style`` property but ``text-align``, and ``data-*`` attributes (the
-formgrader's script acts on ``data-link``). Element ids get a ``user-content-`` prefix, and
+beacon) and links to other hosts or out of the notebook's folder — each URL read as a browser
+reads it (:mod:`autograder.viewing.urls`: backslashes, tabs, character references) — every
+``style`` property but ``text-align``, and ``data-*`` attributes (the formgrader's script
+acts on ``data-link``). Element ids get a ``user-content-`` prefix, and
 in-page links follow them, so a student's element can never take the id of one of the
 formgrader's score fields.
 
@@ -23,6 +25,8 @@ from html.parser import HTMLParser
 
 import nh3
 
+from autograder.viewing import urls
+
 #: Tags kept: ammonia's default list, less image maps (``<area href>``).
 TAGS = frozenset(nh3.ALLOWED_TAGS - {"area", "map"})
 #: Attributes kept, by tag ("*": on every tag).
@@ -36,22 +40,22 @@ ATTRIBUTES = {
 STYLE_PROPERTIES = frozenset({"text-align"})
 #: URL schemes kept in ``href``/``src``/``cite``; relative URLs are kept too.
 URL_SCHEMES = frozenset({"http", "https", "mailto", "data"})
-#: The only ``data:`` URLs kept: raster images, and only as an image's source.
-RASTER_DATA = ("data:image/png;", "data:image/jpeg;", "data:image/gif;", "data:image/webp;")
+#: Attributes that hold a URL: each is resolved as a browser resolves it before it is kept
+#: (:mod:`autograder.viewing.urls`).
+URL_ATTRIBUTES = frozenset({"href", "src", "cite", "longdesc", "action", "formaction",
+                            "poster", "background"})
 ID_PREFIX = "user-content-"
 
 
 def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
-    lowered = value.strip().lower()
     if attribute == "id":
         return value if value.startswith(ID_PREFIX) else ID_PREFIX + value
-    if attribute == "href" and value.startswith("#") and not value.startswith("#" + ID_PREFIX):
-        return "#" + ID_PREFIX + value[1:]
-    if lowered.startswith("data:"):
-        return value if tag == "img" and attribute == "src" and lowered.startswith(RASTER_DATA) \
-            else None
-    if tag == "img" and attribute == "src" and lowered.startswith(("http:", "https:", "//")):
-        return None  # a remote image is a request the viewer never meant to send
+    if attribute in URL_ATTRIBUTES:
+        if not urls.allowed(tag, attribute, value):
+            return None  # a remote load, a link out of the notebook's folder, a script
+        if attribute == "href" and urls.resolve(value).fragment_only \
+                and not value.strip().startswith("#" + ID_PREFIX):
+            return "#" + ID_PREFIX + value.strip()[1:]
     return value
 
 

@@ -9,13 +9,30 @@ HTML, JavaScript, SVG, markdown, a widget, a printed ``<script>`` and a tracebac
 it; an SVG attachment with a script; a notebook title and widget state with script; and an
 ``.html`` and an ``.svg`` handed in beside the notebook. He scores what the solution scores
 (the written answer is graded by hand); the grade table says what was removed from view.
+
+Issue 36 widened him: his notebook declares a newer format (``nbformat_minor`` 99) and ends
+with cells of types nbformat 4.5 does not know, whose fields nbconvert prints as they are (a
+MathJax configuration block, a ``<meta http-equiv=refresh>``); his answer spells remote images
+the ways a browser still resolves to another host (backslashes, tabs, character references),
+links into the formgrader's other pages with script in the URL, into the Jupyter API and to
+another host; his code displays images whose metadata nbconvert writes into the ``<img>`` tag
+unquoted (``width``: ``1 id=why_not_tile_32``, an ``onerror``, ``filenames``) and an
+``isolated`` HTML output.
 """
 
+from urllib.parse import quote
+
 BEACON = "http://127.0.0.1:47613"
+HOST = BEACON.split("//", 1)[1]
 
 
 def _fetch(name: str) -> str:
     return f"fetch('{BEACON}/{name}')"
+
+
+def _in_url(name: str) -> str:
+    """A formgrader URL part that is script, as it would be printed unescaped."""
+    return quote(f'<img src=x onerror="{_fetch(name)}">', safe="")
 
 
 ANSWER_TEXT = ("A 32x32 tile launches 1024 threads per block, so at most two blocks fit on an "
@@ -54,10 +71,43 @@ $$\\text{{reuse}} = T, \\quad 16 < 32$$
 <video><source onerror="{_fetch('md-video-source')}"></video>
 <svg></p><style><a id="</style><img src=1 onerror={_fetch('md-mutation')}>">
 <span data-link="{BEACON}/md-data-link" id="why_not_tile_32">a clobbering id</span>
+<img src="\\\\{HOST}/md-backslashes">
+<img src="/\\{HOST}/md-slash-backslash">
+<img src="h&#x09;ttp://{HOST}/md-entity-tab">
+<img src="&#x2F;&#x2F;{HOST}/md-entity-slashes">
+<img src=" &#x0a;//{HOST}/md-newline-slashes">
+
+![spelled](\\\\\\\\{HOST}/md-markdown-backslashes)
+[students](../../manage_students/{_in_url('md-link-manage-students')})
+[gradebook](../../gradebook/{_in_url('md-link-gradebook')}/{_in_url('md-link-gradebook-2')})
+[submissions](../../manage_submissions/{_in_url('md-link-manage-submissions')})
+[api](/api/contents/source/week4)
+[climb](%2e%2e/%2e%2e/manage_students/{_in_url('md-link-encoded-dots')})
+[remote]({BEACON}/md-remote-link)
+
+<a href="\\\\{HOST}/md-backslash-link">backslash link</a>
+[back to the answer](#why)
 """
 
 SVG_WITH_SCRIPT = (f'<svg xmlns="http://www.w3.org/2000/svg" onload="{_fetch("svg-onload")}">'
                    f'<script>{_fetch("svg-script")}</script><circle r="4"/></svg>')
+
+#: the smallest PNG (a 1x1 pixel), displayed with hostile metadata
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+       "rkJggg==")
+MATHJAX_CONFIG = (f'<script type="text/x-mathjax-config">{_fetch("unknown-cell-mathjax-config")}'
+                  f"</script>")
+META_REFRESH = f'<meta http-equiv="refresh" content="0;url={BEACON}/unknown-cell-refresh">'
+FORMAT_MINOR = 99
+FOREIGN_CELLS = {"06_tile_sweep": [
+    # nbconvert's templates print an unknown cell's ``type`` as it is
+    {"cell_type": "future", "id": "future-1", "metadata": {}, "source": MATHJAX_CONFIG,
+     "type": MATHJAX_CONFIG},
+    {"cell_type": "html", "id": "future-2", "metadata": {"tags": ['x" onclick="1']},
+     "source": META_REFRESH, "type": META_REFRESH},
+    {"cell_type": "markdown", "id": "future-3", "metadata": {}, "source": "ok",
+     "x-extra": f"<img src=x onerror=\"{_fetch('unknown-field')}\">"},
+]}
 
 NOTEBOOKS = ["06_tile_sweep"]
 BASE = "solutions"
@@ -89,6 +139,13 @@ display(SVG({_OUTPUTS['svg']!r}))
 display(Markdown({_OUTPUTS['markdown']!r}))
 display({{"text/html": {_OUTPUTS['bundle']!r}, "text/plain": "a bundle"}}, raw=True)
 display(ipywidgets.HTML(value={_OUTPUTS['widget']!r}))
+display({{"image/png": {PNG!r}}}, raw=True, metadata={{"image/png": {{
+    "width": "1 id=why_not_tile_32", "height": "1 onerror=" + {_fetch('out-png-height')!r}}},
+    "filenames": {{"image/png": "../../manage_students/" + {_in_url('out-png-filename')!r}}}}})
+display({{"image/jpeg": {PNG!r}}}, raw=True, metadata={{
+    "width": "1 onerror=" + {_fetch('out-jpeg-width')!r}, "unconfined": "x onload=1"}})
+display({{"text/html": "<b>isolated</b>"}}, raw=True,
+        metadata={{"text/html": {{"isolated": True}}}})
 print({_OUTPUTS['stream']!r})
 raise ValueError({_OUTPUTS['traceback']!r})
 """]}
