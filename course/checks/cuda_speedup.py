@@ -42,7 +42,8 @@ from course.gemm import device_print
 from course.gemm.cudac import gpu
 from course.gemm.cudac.launch import CudaGemm
 from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
-from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+from course.gemm.diagnosis import diagnose
+from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, random_operands
 from course.perf.budget import TimingBudgetExceeded
 from course.perf.timing import time_launches
 from course.perf.verify import OutputCheck, UnverifiedTimingError, cupy_reference

@@ -29,7 +29,8 @@ from course.checks import speedup_baseline
 from course.checks.speedup_baseline import untimed_note
 from course.gemm import device_print, inspection
 from course.gemm.launch import naive, tiled
-from course.gemm.operands import diagnose, random_operands, run_guarded
+from course.gemm.diagnosis import diagnose
+from course.gemm.operands import random_operands, run_guarded
 from course.perf.budget import LaunchBudget, TimingBudgetExceeded
 from course.perf.timing import GemmTiming, UnverifiedTimingError
 from course.runtime import backend, gpu_classes, gpulock

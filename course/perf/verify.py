@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from course.gemm.launch import compile_for, quiet_numba
+from course.gemm.diagnosis import diagnose
 from course.gemm.operands import (
     C_POISON_BITS,
-    diagnose,
     reference_and_tolerance,
     tolerance_factor,
 )
