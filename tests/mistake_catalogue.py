@@ -192,6 +192,8 @@ class Mutant:
     edits: tuple[tuple[str, str], ...]
     causes: frozenset[str]
     alike: frozenset[str] = field(default_factory=frozenset)
+    #: the evidence names no cause: the message says only what it saw
+    seen_only: bool = False
 
     @property
     def track(self) -> str:
@@ -206,9 +208,10 @@ class Mutant:
 
 
 def m(name: str, check: str, edits: list[tuple[str, str]] | tuple[str, str], causes: str,
-      alike: str = "") -> Mutant:
+      alike: str = "", seen_only: bool = False) -> Mutant:
     pairs = tuple(edits) if isinstance(edits, list) else (edits,)
-    return Mutant(name, check, pairs, frozenset(causes.split()), frozenset(alike.split()))
+    return Mutant(name, check, pairs, frozenset(causes.split()), frozenset(alike.split()),
+                  seen_only)
 
 
 _TILE_LOADS = ("            if row < M and ka < K:\n                As[ty, tx] = A[row, ka]\n"
@@ -282,7 +285,7 @@ MUTANTS: tuple[Mutant, ...] = (
     m("bonus_no_zero_padding", "bonus", [
         ("                else:\n                    As[k, m] = float32(0.0)\n", ""),
         ("                else:\n                    Bs[k, n] = float32(0.0)\n", "")],
-      "zero_pad"),
+      "zero_pad", seen_only=True),
     m("bonus_store_past_m", "bonus", ("if row < M and col < N:", "if row < M + 2 and col < N:"),
       "bounds_test"),
     # ---- Numba, vector add

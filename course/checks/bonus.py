@@ -104,7 +104,7 @@ class RegisterTiling:
     def wrap(self, kernel: Any, name: str) -> GemmKernel:
         """A :class:`GemmKernel` that launches ``kernel`` with this configuration."""
         _require_kernel(kernel, name)
-        return GemmKernel(name, kernel, self.launch_for)
+        return GemmKernel(name, kernel, self.launch_for, out_tile=self.bm, k_step=self.bk)
 
 
 #: The configuration of the notebook's exercise.

@@ -29,6 +29,7 @@ from course.checks.gemm import (
     GemmCheckError,
     GemmReport,
     ShapeFailedError,
+    print_try,
 )
 from course.checks.speedup import NotMeasuredError
 from course.checks.traffic import TrafficCheckError, TrafficReport, judge_reads
@@ -128,6 +129,22 @@ def run_cases(gk: CudaGemm, shapes: Sequence[Shape], rng: np.random.Generator) -
         ref = A.astype(np.float64) @ B.astype(np.float64)
         worst = max(worst, float(np.linalg.norm(C - ref) / (np.linalg.norm(ref) or 1.0)))
     return worst
+
+
+def try_gemm_cuda(gk: CudaGemm, A: Any, B: Any) -> np.ndarray:
+    """Run a CUDA C kernel once on A and B (a "try it" cell) and print one line about the
+    result, with the checks' launch (guards, C poisoned) and their diagnosis; returns C."""
+    A, B = np.ascontiguousarray(A, np.float32), np.ascontiguousarray(B, np.float32)
+    try:
+        C, outside, problems = run_guarded(gk, A, B)
+    except TimeoutError as exc:
+        raise GemmCheckError(f"{gk.name}: {exc}") from None
+    if problems:
+        raise GemmCheckError(f"{gk.name}: {problems[0]}")
+    problem = diagnose(C, A, B, gk.block, outside, gk.tile, naive=gk.tile is None,
+                       rerun=lambda c0: run_guarded(gk, A, B, c_init=c0)[0], cuda_c=True)
+    print_try(gk.name, C, A, B, problem)
+    return C
 
 
 def _default_shapes() -> tuple[Shape, ...]:

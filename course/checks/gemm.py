@@ -157,20 +157,17 @@ def fixed_tile(factory: Callable[[int], Any], failed: ShapeFailedError, tile: in
     return failed
 
 
-def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray, block: int | None = None,
-             k_step: int | None = None) -> np.ndarray:
+def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Run a kernel once on A and B (a "try it" cell) and print one line about the result.
 
     The launch is the checks' own (guard regions, C poisoned with a marked NaN), so a kernel
     not written yet on a GPU, which runs and writes nothing, is named as such instead of
-    printing garbage. Exceptions propagate: wrap the call in
-    :class:`course.runtime.errors.plain_errors` to see them as one line. ``block`` and
-    ``k_step`` are the kernel's output tile and step along K when they are not its ``tile``
-    (the register-tiled kernel); a kernel with neither is naive.
+    printing garbage; what is wrong is the checks' own diagnosis. Exceptions propagate: wrap
+    the call in :class:`course.runtime.errors.plain_errors` to see them as one line.
     """
-    naive_kernel = gk.tile is None and block is None
-    block = block or gk.tile or NAIVE_BLOCK
-    k_step = k_step or gk.tile
+    naive_kernel = gk.tile is None and gk.out_tile is None
+    block = gk.out_tile or gk.tile or NAIVE_BLOCK
+    k_step = gk.k_step or gk.tile
     M, N, K = check_operands(A, B)
     seen: list[Access] = []
     try:
@@ -182,16 +179,24 @@ def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray, block: int | None = N
                                             naive_kernel)) from None
     problem = diagnose(C, A, B, block, outside, k_step, naive=naive_kernel,
                        rerun=lambda c0: run_guarded(gk, A, B, c_init=c0)[0])
+    print_try(gk.name, C, A, B, problem)
+    return C
+
+
+def print_try(name: str, C: np.ndarray, A: np.ndarray, B: np.ndarray, problem: str | None
+              ) -> None:
+    """The one line a try-it cell prints: ✓ with the largest difference, or ✗ and why."""
+    M, K = A.shape
+    N = B.shape[1]
     if problem is None:
         worst = float(np.abs(C - A.astype(np.float64) @ B.astype(np.float64)).max())
         print(_("✓ {name}: C = A·B for M={M}, N={N}, K={K}, largest difference from NumPy "
-                "{worst}").format(name=gk.name, M=M, N=N, K=K, worst=f"{worst:.1e}"))
+                "{worst}").format(name=name, M=M, N=N, K=K, worst=f"{worst:.1e}"))
     elif (C.view(np.uint32) == C_POISON_BITS).all():
-        print(_("✗ {name} wrote no element of C: is it written yet? If it is, check the store "
-                "into C and the bounds test before it.").format(name=gk.name))
+        print(_("✗ {name} wrote no element of C: is it written yet? If it is: {problem}").format(
+            name=name, problem=problem))
     else:
-        print(f"✗ {gk.name}: {problem}")
-    return C
+        print(f"✗ {name}: {problem}")
 
 
 @replay.replayable

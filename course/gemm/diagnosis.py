@@ -40,9 +40,13 @@ def _box(mask: np.ndarray) -> str:
 
 
 def _mapping_hint(cuda_c: bool) -> str:
-    return (_("col = blockIdx.x * blockDim.x + threadIdx.x and row = blockIdx.y * blockDim.y + "
-              "threadIdx.y") if cuda_c else
-            _("`col, row = cuda.grid(2)`: cuda.grid(2) gives x first, and x is the column"))
+    return ("col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + "
+            "threadIdx.y" if cuda_c else _("`col, row = cuda.grid(2)` (it gives x first)"))
+
+
+def _at(name: str, first: str, second: str, cuda_c: bool) -> str:
+    """An element of a 2-D array as the student's track writes it: As[ty][tx] or As[ty, tx]."""
+    return f"{name}[{first}][{second}]" if cuda_c else f"{name}[{first}, {second}]"
 
 
 def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
@@ -183,10 +187,11 @@ def _hypotheses(A: np.ndarray, B: np.ndarray, step: int | None, block: int,
     ref = a @ b
     out = []
     if ref.size and np.any(np.trunc(ref) != ref):
+        keep = ("float acc = 0.0f, and no (int)" if cuda_c else "acc = float32(0.0), and no int()")
         out.append(_Hypothesis(_("C holds whole numbers only, as if the sum or each product "
                                  "were truncated to an int: keep the accumulator and the "
-                                 "products float (acc = float32(0.0) in Numba, float acc = "
-                                 "0.0f in CUDA C, no int())"), np.zeros_like(ref)))
+                                 "products float ({keep})").format(keep=keep),
+                               np.zeros_like(ref)))
         for trunc in (np.trunc(ref), np.trunc(a[:, :, None] * b[None]).sum(axis=1)):
             if np.any(trunc != 0):
                 out.append(_Hypothesis(out[0].text, trunc))
@@ -223,7 +228,7 @@ def _hypotheses(A: np.ndarray, B: np.ndarray, step: int | None, block: int,
                                      "to 0 once, before that loop").format(last=last),
                                    a[:, last:] @ b[last:]))
         if step == block:
-            out.extend(_tile_mistakes(a, b, block))
+            out.extend(_tile_mistakes(a, b, block, cuda_c))
     return out
 
 
@@ -250,7 +255,7 @@ def _flat_reads(a: np.ndarray, b: np.ndarray) -> list[_Hypothesis]:
     return out
 
 
-def _tile_mistakes(a: np.ndarray, b: np.ndarray, tile: int) -> list[_Hypothesis]:
+def _tile_mistakes(a: np.ndarray, b: np.ndarray, tile: int, cuda_c: bool) -> list[_Hypothesis]:
     """The tiled kernel's C with one tile mistake, computed tile by tile (zero-padded)."""
     M, K = a.shape
     N = b.shape[1]
@@ -271,19 +276,24 @@ def _tile_mistakes(a: np.ndarray, b: np.ndarray, tile: int) -> list[_Hypothesis]
     # holds the same value; likewise B[t·tile + tx, col]
     a_ty = np.broadcast_to(a4[:, :, eye, eye][:, :, :, None], a4.shape)
     b_tx = np.broadcast_to(b4[:, :, eye, eye][:, :, None, :], b4.shape)
+    t = "TILE" if cuda_c else "tile"
+    a_load = _at("As", "ty", "tx", cuda_c) + f" = A[row, t·{t} + tx]"
+    b_load = _at("Bs", "ty", "tx", cuda_c) + f" = B[t·{t} + ty, col]"
     return [
-        _Hypothesis(_("the A tile is stored transposed in shared memory: stored as As[tx, ty] "
-                      "but read as As[ty, i]. Store and read the tile with the same shared-memory "
-                      "indices, As[ty, tx] = A[row, t·tile + tx]"),
+        _Hypothesis(_("the A tile is stored transposed in shared memory: stored as {stored} but "
+                      "read as {read}. Store and read the tile with the same shared-memory "
+                      "indices, {load}").format(stored=_at("As", "tx", "ty", cuda_c),
+                                                read=_at("As", "ty", "k", cuda_c), load=a_load),
                     product(a4.swapaxes(2, 3), b4)),
-        _Hypothesis(_("the B tile is stored transposed in shared memory: stored as Bs[tx, ty] "
-                      "but read as Bs[i, tx]. Store and read the tile with the same shared-memory "
-                      "indices, Bs[ty, tx] = B[t·tile + ty, col]"),
+        _Hypothesis(_("the B tile is stored transposed in shared memory: stored as {stored} but "
+                      "read as {read}. Store and read the tile with the same shared-memory "
+                      "indices, {load}").format(stored=_at("Bs", "tx", "ty", cuda_c),
+                                                read=_at("Bs", "k", "tx", cuda_c), load=b_load),
                     product(a4, b4.swapaxes(2, 3))),
-        _Hypothesis(_("the tile load of A takes its column from ty: each thread loads A[row, "
-                      "t·tile + tx] (x runs along k in the A tile)"), product(a_ty, b4)),
-        _Hypothesis(_("the tile load of B takes its row from tx: each thread loads B[t·tile + "
-                      "ty, col] (y runs along k in the B tile)"), product(a4, b_tx)),
+        _Hypothesis(_("the tile load of A takes its column from ty: x runs along k in the A "
+                      "tile, {load}").format(load=a_load), product(a_ty, b4)),
+        _Hypothesis(_("the tile load of B takes its row from tx: y runs along k in the B tile, "
+                      "{load}").format(load=b_load), product(a4, b_tx)),
     ]
 
 
