@@ -15,13 +15,18 @@ that cannot tell two causes apart may name both, when the mutant lists the other
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import cudac_kernels
+import kernels_for_tests as kft
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,107 +75,32 @@ def named_causes(message: str) -> set[str]:
 
 HEADER = "import numpy as np\nfrom numba import cuda, float32\n"
 
-NAIVE = '''
-@cuda.jit
-def gemm_naive(A, B, C):
-    col, row = cuda.grid(2)
-    M, K = A.shape
-    N = B.shape[1]
-    if row < M and col < N:
-        acc = float32(0.0)
-        for k in range(K):
-            acc += A[row, k] * B[k, col]
-        C[row, col] = acc
-'''
 
-TILED = '''
-def make_gemm_tiled(tile):
-    @cuda.jit
-    def gemm_tiled(A, B, C):
-        As = cuda.shared.array((tile, tile), float32)
-        Bs = cuda.shared.array((tile, tile), float32)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        row = cuda.blockIdx.y * tile + ty
-        col = cuda.blockIdx.x * tile + tx
-        M, K = A.shape
-        N = B.shape[1]
-        acc = float32(0.0)
-        for t in range((K + tile - 1) // tile):
-            ka = t * tile + tx
-            if row < M and ka < K:
-                As[ty, tx] = A[row, ka]
-            else:
-                As[ty, tx] = 0.0
-            kb = t * tile + ty
-            if kb < K and col < N:
-                Bs[ty, tx] = B[kb, col]
-            else:
-                Bs[ty, tx] = 0.0
-            cuda.syncthreads()
-            for i in range(tile):
-                acc += As[ty, i] * Bs[i, tx]
-            cuda.syncthreads()
-        if row < M and col < N:
-            C[row, col] = acc
+def _source(fn: Any) -> str:
+    return textwrap.dedent(inspect.getsource(fn))
 
-    return gemm_tiled
-'''
 
-VECTOR_ADD = '''
-@cuda.jit
-def vector_add(a, b, c):
-    for i in range(cuda.grid(1), c.size, cuda.gridsize(1)):
-        c[i] = a[i] + b[i]
-'''
+# The right kernels are the ones the other tests pass (tests/test_checks.py, test_cudac.py,
+# test_bonus.py); vector_add is notebook 5's solution.
+NAIVE = _source(kft.gemm_naive)
+TILED = _source(kft.make_gemm_tiled)
+CUDA_NAIVE = cudac_kernels.NAIVE
+CUDA_TILED = cudac_kernels.TILED
 
-CUDA_NAIVE = r"""
-extern "C" __global__ void gemm_naive(int M, int N, int K,
-                                      const float* A, const float* B, float* C)
-{
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < M && col < N) {
-        float acc = 0.0f;
-        for (int k = 0; k < K; ++k)
-            acc += A[row * K + k] * B[k * N + col];
-        C[row * N + col] = acc;
-    }
-}
-"""
 
-CUDA_TILED = r"""
-extern "C" __global__ void gemm_tiled(int M, int N, int K,
-                                      const float* A, const float* B, float* C)
-{
-    __shared__ float As[TILE][TILE];
-    __shared__ float Bs[TILE][TILE];
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty;
-    int col = blockIdx.x * TILE + tx;
-    float acc = 0.0f;
-    for (int t = 0; t < (K + TILE - 1) / TILE; ++t) {
-        int ka = t * TILE + tx;
-        int kb = t * TILE + ty;
-        As[ty][tx] = (row < M && ka < K) ? A[row * K + ka] : 0.0f;
-        Bs[ty][tx] = (kb < K && col < N) ? B[kb * N + col] : 0.0f;
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k)
-            acc += As[ty][k] * Bs[k][tx];
-        __syncthreads();
-    }
-    if (row < M && col < N)
-        C[row * N + col] = acc;
-}
-"""
+def _answer(notebook: str, grade_id: str) -> str:
+    nb = json.loads((ROOT / "source" / "week4" / notebook).read_text())
+    markers = re.compile(r"^[ \t]*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)[ \t]*\n?", re.M)
+    return next(markers.sub("", "".join(c["source"])) for c in nb["cells"]
+                if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+VECTOR_ADD = _answer("05_roofline.ipynb", "vector_add")
 
 
 def bonus_source() -> str:
     """Notebook 7's solution, the answer cell without its nbgrader markers."""
-    nb = json.loads((ROOT / "source" / "week4" / "07_bonus_register_tiling.ipynb").read_text())
-    markers = re.compile(r"^[ \t]*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)[ \t]*\n?", re.M)
-    return next(markers.sub("", "".join(c["source"])) for c in nb["cells"]
-                if c["metadata"].get("nbgrader", {}).get("grade_id") == "make_gemm_register_tiled")
+    return _answer("07_bonus_register_tiling.ipynb", "make_gemm_register_tiled")
 
 
 # --------------------------------------------------------------------------------------------
