@@ -22,11 +22,11 @@ from course.checks.gemm import (
     check_tiled_gemm,
 )
 from course.gemm.launch import NotAKernelError, naive, tiled
+from course.gemm.diagnosis import diagnose
 from course.gemm.operands import (
     C_GUARD,
     C_POISON_BITS,
     INPUT_GUARD_BITS,
-    diagnose,
     random_operands,
     run_guarded,
 )

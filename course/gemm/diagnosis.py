@@ -127,7 +127,7 @@ def _nothing_written(C: np.ndarray, ref: np.ndarray, tol: np.ndarray, size: str,
             return _("C was never stored for {size}, only added to: C starts as NaN here (on a "
                      "GPU, as whatever the memory held), and with C set to 0 first your kernel is "
                      "right. Sum into a local variable (acc = 0) and store it once, C[row, col] = "
-                     "acc, instead of C[row, col] += … ").format(size=size)
+                     "acc, instead of adding to C[row, col]").format(size=size)
         if np.all(again.view(np.uint32) == np.zeros_like(again).view(np.uint32)):
             return _("no thread stored anything into C for {size}: does the kernel store "
                      "C[row, col] = acc, and does its bounds test let the threads inside C "
