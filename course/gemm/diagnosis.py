@@ -161,7 +161,7 @@ def _partly_written(unwritten: np.ndarray, M: int, N: int, block: int, size: str
                  "thread within it: {hint}").format(where=where, size=size, r=min(M, block),
                                                     c=min(N, block), hint=_mapping_hint(cuda_c))
     return Seen(_("{where} was never written (still NaN) for {size}: no thread stored there. "
-                  "The thread for C[row, col] is the one with x = col and y = row ({hint}); it "
+                  "The thread for C[row, col] is the one with x = col and y = row, {hint}. It "
                   "must pass the test before the store and store C[row, col]").format(
                       where=where, size=size, hint=_mapping_hint(cuda_c)))
 
