@@ -110,7 +110,8 @@ def bonus_source() -> str:
 BASES = {"naive": (NAIVE, "gemm_naive"), "tiled": (TILED, "make_gemm_tiled"),
          "vector_add": (VECTOR_ADD, "vector_add"), "bonus": (None, "make_gemm_register_tiled"),
          "try_naive": (NAIVE, "gemm_naive"), "try_tiled": (TILED, "make_gemm_tiled"),
-         "cuda_naive": (CUDA_NAIVE, "GEMM_NAIVE_CUDA"), "cuda_tiled": (CUDA_TILED, "GEMM_TILED_CUDA")}
+         "cuda_naive": (CUDA_NAIVE, "GEMM_NAIVE_CUDA"),
+         "cuda_tiled": (CUDA_TILED, "GEMM_TILED_CUDA")}
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,9 @@ MUTANTS: tuple[Mutant, ...] = (
     m("tiled_no_second_barrier", "tiled", [(
         "                acc += As[ty, i] * Bs[i, tx]\n            cuda.syncthreads()\n",
         "                acc += As[ty, i] * Bs[i, tx]\n")], "barrier_compute"),
-    m("tiled_swapped_shared_index", "tiled", [("As[ty, tx] = A[row, ka]", "As[tx, ty] = A[row, ka]"),
-                                              ("As[ty, tx] = 0.0", "As[tx, ty] = 0.0")],
-      "smem_index"),
+    m("tiled_swapped_shared_index", "tiled", [
+        ("As[ty, tx] = A[row, ka]", "As[tx, ty] = A[row, ka]"),
+        ("As[ty, tx] = 0.0", "As[tx, ty] = 0.0")], "smem_index"),
     m("tiled_wrong_tile_load_index", "tiled", [("ka = t * tile + tx", "ka = t * tile + ty")],
       "tile_load"),
     m("tiled_no_zero_padding", "tiled", [
@@ -361,9 +362,8 @@ def verdict(mutant: Mutant, message: str | None) -> str:
 
 def main() -> None:
     import collections
-    import time
-
     import sys
+    import time
 
     import course  # noqa: F401  (chooses GPU or simulator first)
 

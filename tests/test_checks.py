@@ -21,8 +21,8 @@ from course.checks.gemm import (
     check_naive_gemm,
     check_tiled_gemm,
 )
-from course.gemm.launch import NotAKernelError, naive, tiled
 from course.gemm.diagnosis import diagnose
+from course.gemm.launch import NotAKernelError, naive, tiled
 from course.gemm.operands import (
     C_GUARD,
     C_POISON_BITS,

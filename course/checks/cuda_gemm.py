@@ -36,8 +36,8 @@ from course.checks.traffic import TrafficCheckError, TrafficReport, judge_reads
 from course.gemm.cudac import cpu, gpu, nvrtc
 from course.gemm.cudac.launch import CudaGemm, naive, tiled, where
 from course.gemm.cudac.source import NAIVE, TILED, KernelSpec
-from course.gemm.launch import TILES
 from course.gemm.diagnosis import Seen, diagnose
+from course.gemm.launch import TILES
 from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, random_operands
 from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime.errors import not_written_message

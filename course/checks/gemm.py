@@ -21,8 +21,8 @@ from typing import Any, cast
 import numpy as np
 
 from course.gemm import inspection
-from course.gemm.launch import NAIVE_BLOCK, TILES, GemmKernel, check_operands, naive, tiled
 from course.gemm.diagnosis import Seen, describe_access, diagnose
+from course.gemm.launch import NAIVE_BLOCK, TILES, GemmKernel, check_operands, naive, tiled
 from course.gemm.operands import (
     C_POISON_BITS,
     Access,
