@@ -39,7 +39,11 @@ def _box(mask: np.ndarray) -> str:
     return f"C[{rows.min()}:{rows.max() + 1}, {cols.min()}:{cols.max() + 1}]"
 
 
-def _mapping_hint(cuda_c: bool) -> str:
+def _mapping_hint(cuda_c: bool, tiled: bool = False) -> str:
+    if tiled:
+        return ("col = blockIdx.x * TILE + threadIdx.x, row = blockIdx.y * TILE + threadIdx.y"
+                if cuda_c else "col = cuda.blockIdx.x * tile + cuda.threadIdx.x, "
+                "row = cuda.blockIdx.y * tile + cuda.threadIdx.y")
     return ("col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + "
             "threadIdx.y" if cuda_c else _("`col, row = cuda.grid(2)` (it gives x first)"))
 
@@ -75,7 +79,7 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
     if unwritten.all():
         return _nothing_written(C, ref, tol, size, rerun)
     if unwritten.any():
-        return _partly_written(unwritten, M, N, block, size, cuda_c)
+        return _partly_written(unwritten, M, N, block, size, cuda_c, step == block)
     if not np.isfinite(C).all():
         bad = ~np.isfinite(C)
         guard = bool(np.any(C.view(np.uint32)[bad] == INPUT_GUARD_BITS))
@@ -139,7 +143,7 @@ def _nothing_written(C: np.ndarray, ref: np.ndarray, tol: np.ndarray, size: str,
 
 
 def _partly_written(unwritten: np.ndarray, M: int, N: int, block: int, size: str,
-                    cuda_c: bool) -> str:
+                    cuda_c: bool, tiled: bool) -> str:
     """Some elements never written: the pattern of a swapped mapping, a mapping without the
     block, or else only where."""
     rows = np.arange(M)[:, None]
@@ -153,17 +157,17 @@ def _partly_written(unwritten: np.ndarray, M: int, N: int, block: int, size: str
                  "as the row leaves out. The launch has {x} threads along x for the N={N} "
                  "columns and {y} along y for the M={M} rows, so x must be the column: {hint}"
                  ).format(where=where, size=size, x=cover_x, N=N, y=cover_y, M=M,
-                          hint=_mapping_hint(cuda_c))
+                          hint=_mapping_hint(cuda_c, tiled))
     first_block = (rows < min(M, block)) & (cols < min(N, block))
     if np.array_equal(~unwritten, first_block):
         return _("{where} was never written for {size}: only the first block's part of C, "
                  "C[0:{r}, 0:{c}], was. row and col must include the block, not only the "
                  "thread within it: {hint}").format(where=where, size=size, r=min(M, block),
-                                                    c=min(N, block), hint=_mapping_hint(cuda_c))
+                                                    c=min(N, block), hint=_mapping_hint(cuda_c, tiled))
     return Seen(_("{where} was never written (still NaN) for {size}: no thread stored there. "
                   "The thread for C[row, col] is the one with x = col and y = row, {hint}. It "
                   "must pass the test before the store and store C[row, col]").format(
-                      where=where, size=size, hint=_mapping_hint(cuda_c)))
+                      where=where, size=size, hint=_mapping_hint(cuda_c, tiled)))
 
 
 # --------------------------------------------------------------------------------------------
