@@ -162,8 +162,9 @@ def _partly_written(unwritten: np.ndarray, M: int, N: int, block: int, size: str
     if np.array_equal(~unwritten, first_block):
         return _("{where} was never written for {size}: only the first block's part of C, "
                  "C[0:{r}, 0:{c}], was. row and col must include the block, not only the "
-                 "thread within it: {hint}").format(where=where, size=size, r=min(M, block),
-                                                    c=min(N, block), hint=_mapping_hint(cuda_c, tiled))
+                 "thread within it: {hint}").format(
+                     where=where, size=size, r=min(M, block), c=min(N, block),
+                     hint=_mapping_hint(cuda_c, tiled))
     return Seen(_("{where} was never written (still NaN) for {size}: no thread stored there. "
                   "The thread for C[row, col] is the one with x = col and y = row, {hint}. It "
                   "must pass the test before the store and store C[row, col]").format(
