@@ -22,6 +22,7 @@ import numpy as np
 
 from course.gemm import inspection
 from course.gemm.diagnosis import Seen, describe_access, diagnose
+from course.gemm.instrument import missing_barrier_hint
 from course.gemm.launch import NAIVE_BLOCK, TILES, GemmKernel, check_operands, naive, tiled
 from course.gemm.operands import (
     C_POISON_BITS,
@@ -240,10 +241,15 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
     seen = _simulator_inspection(factory, ptile, probe, int(rng.integers(2**31)))
     if seen.get("error"):
         raise GemmCheckError(f"make_gemm_tiled({ptile}): {seen['error']}")
+    missing = seen.get("missing_barriers") or []
     for key in ("races", "uninitialised"):
         if seen[key]:
+            # a read before any store of its block, by a thread that went without a barrier,
+            # is the barrier's doing, not missing padding
+            problem = (missing_barrier_hint(missing[0])
+                       if key == "uninitialised" and len(missing) == 1 else seen[key][0])
             raise GemmCheckError(_("make_gemm_tiled({tile}) for M, N, K = {shape}: {problem}"
-                                   ).format(tile=ptile, shape=probe, problem=seen[key][0]))
+                                   ).format(tile=ptile, shape=probe, problem=problem))
     one = (min(shapes, key=lambda s: s[0] * s[1] * s[2]),) if shapes == SIM_SHAPES else shapes[:1]
     big_tile_shapes = one if kind == "simulator" else shapes
     for tile in tiles:

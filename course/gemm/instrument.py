@@ -50,6 +50,11 @@ _MISSING_BARRIER = {
 }
 
 
+def missing_barrier_hint(which: str) -> str:
+    """The sentence for a barrier a thread went without ("after_load", "after_multiply")."""
+    return _(_MISSING_BARRIER[which])
+
+
 @dataclass
 class RunReport:
     """What an instrumented launch saw."""
