@@ -168,7 +168,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ("            acc += A[row, k] * B[k, col]\n        C[row, col] = acc",
          "            C[row, col] += A[row, k] * B[k, col]")], "accumulate_c"),
     m("naive_never_stores", "naive", ("        C[row, col] = acc\n", "        acc += 0.0\n"),
-      "store", alike="bounds_test"),
+      "store"),
     m("naive_transposed_store", "naive", ("C[row, col] = acc", "C[col, row] = acc"),
       "transposed_store"),
     m("naive_thread_index_only", "naive", ("col, row = cuda.grid(2)",
@@ -252,6 +252,8 @@ MUTANTS: tuple[Mutant, ...] = (
     m("cuda_naive_accumulates_into_c", "cuda_naive", [
         ("            acc += A[row * K + k] * B[k * N + col];\n        C[row * N + col] = acc;",
          "            C[row * N + col] += A[row * K + k] * B[k * N + col];")], "accumulate_c"),
+    m("cuda_naive_never_stores", "cuda_naive", ("        C[row * N + col] = acc;\n",
+                                                 "        (void)acc;\n"), "store"),
     m("cuda_naive_transposed_store", "cuda_naive", ("C[row * N + col] = acc;",
                                                     "C[col * M + row] = acc;"),
       "transposed_store"),

@@ -76,10 +76,12 @@ def test_the_right_kernels_pass(check: str) -> None:
 
 
 def test_the_verdicts_read_causes_as_documented() -> None:
-    mu = BY_NAME["naive_never_stores"]
+    mu = cat.Mutant("never_stores", "naive", (), frozenset({"store"}), frozenset({"bounds_test"}))
     assert cat.verdict(mu, None) == "missed"
     assert cat.verdict(mu, "C[0:1, 0:1] was never written") == "unsure"
     assert cat.verdict(mu, "does the kernel store C[row, col] = acc?") == "right"
     assert cat.verdict(mu, "does the kernel store C[row, col]? the bounds test …") == "unsure"
-    assert cat.verdict(mu, "the bounds test is wrong") == "wrong"
+    assert cat.verdict(mu, "the bounds test is wrong") == "wrong"  # only the alike cause
+    assert cat.verdict(mu, "only the first block's part of C: row and col must include the "
+                           "block") == "wrong"
     assert cat.verdict(mu, "the grid must cover all of C") == "wrong"

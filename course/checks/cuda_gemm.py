@@ -106,6 +106,16 @@ def run_guarded(gk: CudaGemm, A: np.ndarray, B: np.ndarray, c_init: np.ndarray |
     return run.C, run.wrote_outside, run.problems
 
 
+def _rerun(gk: CudaGemm, A: np.ndarray, B: np.ndarray, c0: np.ndarray
+           ) -> tuple[np.ndarray, bool | None]:
+    """Run again with C starting as ``c0``: C, and whether A or B was read (None on a GPU)."""
+    if _where() == "gpu":
+        return run_guarded(gk, A, B, c_init=c0)[0], None
+    cfg = gk.launch_for(A.shape[0], B.shape[1])
+    run = cpu.run(cpu.build(gk.source, gk.spec, gk.tile), A, B, cfg.grid, cfg.block, c_init=c0)
+    return run.C, run.reads_a + run.reads_b > 0
+
+
 def run_cases(gk: CudaGemm, shapes: Sequence[Shape], rng: np.random.Generator) -> float:
     """Run ``gk`` on every shape; raise GemmCheckError on the first failure; the worst error."""
     worst = 0.0
@@ -118,8 +128,9 @@ def run_cases(gk: CudaGemm, shapes: Sequence[Shape], rng: np.random.Generator) -
         if problems:
             raise ShapeFailedError(f"{gk.name}: {problems[0]}", (M, N, K))
 
-        def rerun(c0: np.ndarray, A: np.ndarray = A, B: np.ndarray = B) -> np.ndarray:
-            return run_guarded(gk, A, B, c_init=c0)[0]
+        def rerun(c0: np.ndarray, A: np.ndarray = A, B: np.ndarray = B
+                  ) -> tuple[np.ndarray, bool | None]:
+            return _rerun(gk, A, B, c0)
 
         problem = diagnose(C, A, B, gk.block, outside, gk.tile, naive=gk.tile is None,
                            rerun=rerun, cuda_c=True)
@@ -142,7 +153,7 @@ def try_gemm_cuda(gk: CudaGemm, A: Any, B: Any) -> np.ndarray:
     if problems:
         raise GemmCheckError(f"{gk.name}: {problems[0]}")
     problem = diagnose(C, A, B, gk.block, outside, gk.tile, naive=gk.tile is None,
-                       rerun=lambda c0: run_guarded(gk, A, B, c_init=c0)[0], cuda_c=True)
+                       rerun=lambda c0: _rerun(gk, A, B, c0), cuda_c=True)
     print_try(gk.name, C, A, B, problem)
     return C
 

@@ -27,7 +27,9 @@ from course.gemm.operands import (
 )
 from course.runtime.i18n import _
 
-Rerun = Callable[[np.ndarray], np.ndarray]
+#: runs the kernel again with C starting as the array given: C, and whether the kernel read
+#: anything of A or B (None where that cannot be seen, on a GPU)
+Rerun = Callable[[np.ndarray], tuple[np.ndarray, bool | None]]
 
 
 class Seen(str):
@@ -62,7 +64,7 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
     ``block`` is the kernel's output tile (edges of C); ``k_step`` its step along K (BK for
     the register-tiled kernel; the tile when None and ``naive`` is False). ``rerun(C0)`` runs
     the kernel again with C starting as ``C0``: it tells a kernel that adds to C from one that
-    never stores.
+    never stores, and one that computes and never stores from one whose threads do nothing.
     """
     M, K = A.shape
     N = B.shape[1]
@@ -126,16 +128,24 @@ def _nothing_written(C: np.ndarray, ref: np.ndarray, tol: np.ndarray, size: str,
                      rerun: Rerun | None) -> str:
     """Every element still holds the NaN C starts as: nothing stored, or C read before it was."""
     if rerun is not None:
-        again = rerun(np.zeros_like(C))
+        again, read = rerun(np.zeros_like(C))
         if np.all(np.abs(again - ref) <= tol):
             return _("C was never stored for {size}, only added to: C starts as NaN here (on a "
                      "GPU, as whatever the memory held), and with C set to 0 first your kernel is "
                      "right. Sum into a local variable (acc = 0) and store it once, C[row, col] = "
                      "acc, instead of adding to C[row, col]").format(size=size)
         if np.all(again.view(np.uint32) == np.zeros_like(again).view(np.uint32)):
-            return _("no thread stored anything into C for {size}: does the kernel store "
-                     "C[row, col] = acc, and does its bounds test let the threads inside C "
-                     "(row < M, col < N) through?").format(size=size)
+            if read:
+                return _("no thread stored anything into C for {size}, although the threads "
+                         "read A and B: the kernel never stores its sum; store it, C[row, col] "
+                         "= acc").format(size=size)
+            if read is False:
+                return _("no thread read A or B or stored into C for {size}: the threads do "
+                         "nothing. Is the kernel written? Does its bounds test let the threads "
+                         "inside C (row < M, col < N) through?").format(size=size)
+            return _("no thread stored anything into C for {size}: is the kernel written? Does "
+                     "it store C[row, col] = acc, and does its bounds test let the threads "
+                     "inside C (row < M, col < N) through?").format(size=size)
     return _("C holds only the NaN it starts as for {size}: either no thread stored into C (is "
              "there a store C[row, col] = acc, and does the bounds test let row < M, col < N "
              "through?), or every thread added to C (C[row, col] += …) before anything was "

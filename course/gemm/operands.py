@@ -55,7 +55,8 @@ def random_operands(M: int, N: int, K: int, rng: np.random.Generator) -> tuple[n
 
 
 def _guarded(data: np.ndarray, fill: np.ndarray, name: str = "",
-             seen: list[Access] | None = None) -> tuple[Any, Any]:
+             seen: list[Access] | None = None, reads: list[int] | None = None
+             ) -> tuple[Any, Any]:
     """A device buffer [guard | data | guard] and the 2-D view of its middle; on the
     simulator, with ``seen``, a view that notes an access past its end before it raises."""
     from numba import cuda
@@ -64,13 +65,14 @@ def _guarded(data: np.ndarray, fill: np.ndarray, name: str = "",
     dev = cuda.to_device(flat)
     view = dev[GUARD:GUARD + data.size].reshape(data.shape)
     if seen is not None and hasattr(view, "_ary"):  # the simulator's FakeCUDAArray
-        view = _watched(view, name, seen)
+        view = _watched(view, name, seen, reads)
     return dev, view
 
 
-def _watched(view: Any, name: str, seen: list[Access]) -> Any:
+def _watched(view: Any, name: str, seen: list[Access], reads: list[int] | None) -> Any:
     """A simulator array that notes the first access past its end: the array, the index and
-    the thread (the simulator's own error names neither the array nor the element)."""
+    the thread (the simulator's own error names neither the array nor the element); and, with
+    ``reads``, that it was read."""
     import threading
 
     def note(idx: Any, write: bool) -> None:
@@ -85,10 +87,13 @@ def _watched(view: Any, name: str, seen: list[Access]) -> Any:
     class Watched(type(view)):  # type: ignore[misc]
         def __getitem__(self, idx: Any) -> Any:
             try:
-                return super().__getitem__(idx)
+                value = super().__getitem__(idx)
             except IndexError:
                 note(idx, False)
                 raise
+            if reads is not None and not reads:
+                reads.append(1)
+            return value
 
         def __setitem__(self, idx: Any, value: Any) -> None:
             try:
@@ -101,16 +106,18 @@ def _watched(view: Any, name: str, seen: list[Access]) -> Any:
 
 
 def run_guarded(gk: GemmKernel, A: np.ndarray, B: np.ndarray, c_init: np.ndarray | None = None,
-                seen: list[Access] | None = None) -> tuple[np.ndarray, bool]:
+                seen: list[Access] | None = None, reads: list[int] | None = None
+                ) -> tuple[np.ndarray, bool]:
     """Launch with guard regions; return C and whether anything outside C was written.
 
     C starts as the marked NaN, or as ``c_init``; on the simulator an access past the end of
-    A, B or C is noted in ``seen`` (when given) before the simulator raises IndexError.
+    A, B or C is noted in ``seen`` (when given) before the simulator raises IndexError, and
+    a read of A or B in ``reads`` (when given with ``seen``).
     """
     M, N, _k = check_operands(A, B)
     in_guard = nan_with(INPUT_GUARD_BITS, (GUARD,))
-    _whole_a, dA = _guarded(A, in_guard, "A", seen)
-    _whole_b, dB = _guarded(B, in_guard, "B", seen)
+    _whole_a, dA = _guarded(A, in_guard, "A", seen, reads)
+    _whole_b, dB = _guarded(B, in_guard, "B", seen, reads)
     start = nan_with(C_POISON_BITS, (M, N)) if c_init is None else c_init.astype(np.float32)
     c_dev, dC = _guarded(start, np.full(GUARD, C_GUARD, np.float32), "C", seen)
     gk.launch(dA, dB, dC)
