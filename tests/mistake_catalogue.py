@@ -216,7 +216,13 @@ MUTANTS: tuple[Mutant, ...] = (
     m("bonus_no_zero_padding", "bonus", [
         ("                else:\n                    As[k, m] = float32(0.0)\n", ""),
         ("                else:\n                    Bs[k, n] = float32(0.0)\n", "")],
-      "zero_pad", seen_only=True),
+      "zero_pad"),
+    m("bonus_no_first_barrier", "bonus", ("            cuda.syncthreads()\n            for k in "
+                                          "range(BK):", "            for k in range(BK):"),
+      "barrier_load"),
+    m("bonus_no_second_barrier", "bonus", (
+        "                        acc[i, j] += a_frag[i] * b_frag[j]\n            cuda.syncthreads()\n",
+        "                        acc[i, j] += a_frag[i] * b_frag[j]\n"), "barrier_compute"),
     m("bonus_store_past_m", "bonus", ("if row < M and col < N:", "if row < M + 2 and col < N:"),
       "bounds_test"),
     # ---- Numba, vector add

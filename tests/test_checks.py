@@ -352,7 +352,7 @@ def case_nan_elsewhere():
     C[2, 3] = np.nan
     C[4, 5] = np.inf
     return A, B, 4, C, ["C[2:5, 3:6] holds NaN/inf", "a shared-memory element that no thread "
-                        "stored", "(loaded as 0)"]
+                        "had stored yet", "must be loaded as 0", "before the barrier"]
 
 
 def case_transposed():

@@ -33,7 +33,8 @@ Rerun = Callable[[np.ndarray], tuple[np.ndarray, bool | None]]
 
 
 class Seen(str):
-    """A diagnosis that names no cause: only what was seen (the caller may look further)."""
+    """A diagnosis that does not pin one cause: what was seen, and at most the causes it cannot
+    tell apart (the caller may look further)."""
 
 
 def _box(mask: np.ndarray) -> str:
@@ -94,10 +95,11 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
             return _("{where} holds NaN for {size}: a tile load read past the end of A or B (the "
                      "memory around them holds NaN here). Tile elements past M, N or K must be "
                      "loaded as 0, not read").format(where=_box(bad), size=size)
-        return _("{where} holds NaN/inf for {size}, although A and B are finite: the kernel "
-                 "read a shared-memory element that no thread stored. Every tile element, "
-                 "those past M, N or K included (loaded as 0), must be stored before the "
-                 "barrier").format(where=_box(bad), size=size)
+        return Seen(_("{where} holds NaN/inf for {size}, although A and B are finite: the "
+                      "kernel read a shared-memory element that no thread had stored yet. Either "
+                      "a tile element is never stored (those past M, N or K must be loaded as "
+                      "0), or it is read before the barrier after loading the tiles"
+                      ).format(where=_box(bad), size=size))
     bad = np.abs(C - ref) > tol
     if not bad.any():
         return None
