@@ -221,8 +221,8 @@ MUTANTS: tuple[Mutant, ...] = (
                                           "range(BK):", "            for k in range(BK):"),
       "barrier_load"),
     m("bonus_no_second_barrier", "bonus", (
-        "                        acc[i, j] += a_frag[i] * b_frag[j]\n            cuda.syncthreads()\n",
-        "                        acc[i, j] += a_frag[i] * b_frag[j]\n"), "barrier_compute"),
+        "a_frag[i] * b_frag[j]\n            cuda.syncthreads()\n", "a_frag[i] * b_frag[j]\n"),
+      "barrier_compute"),
     m("bonus_store_past_m", "bonus", ("if row < M and col < N:", "if row < M + 2 and col < N:"),
       "bounds_test"),
     # ---- Numba, vector add
