@@ -89,7 +89,7 @@ def test_the_solution_via_matmul(solution: Any) -> None:
     # no column test on the loads of B: the simulator stops at the out-of-bounds index. (On a
     # GPU the stray values only reach accumulators of columns past N, which are never
     # stored, so the result is right and only the simulator can tell.)
-    pytest.param("if k0 + k < K and col0 + n < N:", "if k0 + k < K:", "out of bounds",
+    pytest.param("if k0 + k < K and col0 + n < N:", "if k0 + k < K:", "outside B",
                  marks=pytest.mark.skipif(backend.detect().kind == "gpu",
                                           reason="only the simulator sees this stray read")),
     # a thread's 4×4 block at the wrong place

@@ -271,7 +271,7 @@ def test_check_grids_cover_one_block_an_odd_grid_and_one_thread_per_element():
 
 
 @pytest.mark.parametrize(("kernel", "message"), [
-    (one_element_per_thread, "each thread handled one element, but the grid has only 256"),
+    (one_element_per_thread, "each of the grid's 256 threads handled one element"),
     (loop_one_too_far, "loop only while i < c.size"),  # simulator: index error
     (subtracts, "Your kernel stores a[i] − b[i]"),
     (thread_index_only, "only the first block's elements were written"),

@@ -21,12 +21,12 @@ from course.checks.gemm import (
     check_naive_gemm,
     check_tiled_gemm,
 )
+from course.gemm.diagnosis import diagnose
 from course.gemm.launch import NotAKernelError, naive, tiled
 from course.gemm.operands import (
     C_GUARD,
     C_POISON_BITS,
     INPUT_GUARD_BITS,
-    diagnose,
     random_operands,
     run_guarded,
 )
@@ -80,15 +80,16 @@ def test_random_seeds_are_fresh_unless_given():
 
 def test_naive_without_bounds_test_fails_with_out_of_range():
     msg = message(check_naive_gemm, kft.gemm_naive_no_bounds, shapes=RAGGED, seed=0)
-    assert msg.startswith("gemm_naive failed for M=17, N=5, K=3")
-    assert "out of" in msg
-    assert "bounds test" in msg
+    assert msg.startswith("gemm_naive: index out of range for M=17, N=5, K=3: thread (5, 0) of "
+                          "block (0, 0) read B[0, 5], outside B (3×5)"), msg
+    assert "past the edge of C (row 0, col 5; C is 17×5)" in msg
+    assert "bounds test `row < M and col < N`" in msg
 
 
 def test_naive_with_x_as_row_leaves_part_of_c_unwritten_on_non_square_shapes():
     msg = message(check_naive_gemm, kft.gemm_naive_xy_swapped, shapes=RAGGED, seed=0)
     assert "C[16:17, 0:5] was never written" in msg
-    assert "blockIdx·blockDim + threadIdx" in msg
+    assert "a kernel that takes x as the row" in msg and "`col, row = cuda.grid(2)`" in msg
 
 
 def test_naive_with_x_as_row_is_right_on_square_shapes(capsys):
@@ -101,8 +102,8 @@ def test_naive_with_x_as_row_is_right_on_square_shapes(capsys):
 
 def test_naive_that_transposes_is_called_transposed():
     msg = message(check_naive_gemm, kft.gemm_naive_transposed, shapes=SQUARE, seed=0)
-    assert "transposed" in msg
-    assert "col = blockIdx.x·blockDim.x + threadIdx.x" in msg
+    assert "C came out transposed" in msg
+    assert "stores into C[row, col]" in msg
 
 
 def test_naive_that_transposes_fails_on_non_square_shapes_too():
@@ -112,8 +113,9 @@ def test_naive_that_transposes_fails_on_non_square_shapes_too():
 
 def test_naive_that_never_writes():
     msg = message(check_naive_gemm, kft.gemm_naive_never_writes, shapes=RAGGED, seed=0)
-    assert msg.startswith("gemm_naive: C was never written for M=17, N=5, K=3")
-    assert "store into C[row, col]" in msg
+    assert msg.startswith("gemm_naive: no thread stored anything into C for M=17, N=5, K=3, "
+                          "although the threads read A and B"), msg
+    assert "store it, C[row, col] = acc" in msg
 
 
 def test_naive_with_wrong_arithmetic_reports_wrong_values():
@@ -201,15 +203,28 @@ def test_tile_32_runs_the_first_shape_only_on_the_simulator(monkeypatch, capsys)
     calls = []
     real = checks.run_cases
 
-    def spy(gk, shapes, rng, block, k_step=None):
+    def spy(gk, shapes, rng, block, k_step=None, naive_kernel=False):
         calls.append((block, tuple(shapes)))
-        return real(gk, shapes, rng, block, k_step)
+        return real(gk, shapes, rng, block, k_step, naive_kernel)
 
     monkeypatch.setattr(checks, "run_cases", spy)
     shapes = ((5, 3, 6), (3, 4, 2))
     check_tiled_gemm(kft.make_gemm_tiled, tiles=(4, 32), shapes=shapes, seed=0)
     assert calls == [(4, shapes), (32, shapes[:1])]
-    assert "tile 32 on the first shape only" in capsys.readouterr().out
+    assert "tile 32 on the 5×3×6 shape only" in capsys.readouterr().out
+
+
+def test_tile_32_runs_the_smallest_default_shape_on_the_simulator(monkeypatch):
+    # The default shapes start with M ≠ N ≠ K (for telling diagnoses); tile 32 still runs
+    # only 1×1×1 there, as before.
+    calls = []
+    monkeypatch.setattr(checks, "run_cases",
+                        lambda gk, shapes, rng, block, k_step=None: calls.append(
+                            (block, tuple(shapes))) or 0.0)
+    monkeypatch.setattr(checks, "_simulator_inspection",
+                        lambda *args: {"error": None, "races": [], "uninitialised": []})
+    check_tiled_gemm(kft.make_gemm_tiled, tiles=(4, 32), seed=0, quiet=True)
+    assert calls == [(4, SIM_SHAPES), (32, ((1, 1, 1),))]
 
 
 def test_tiled_that_multiplies_from_global_memory_is_still_correct():
@@ -227,8 +242,8 @@ MULTIPLE_OF_8 = (8, 8, 16)  # a barrier-probe shape the multiples-only kernel ge
 def test_multiples_only_tiled_fails_on_ragged_shapes():
     msg = message(check_tiled_gemm, kft.make_gemm_tiled_multiples_only, tiles=(4,),
                   shapes=((5, 3, 6),), barrier_shape=MULTIPLE_OF_8, seed=0)
-    assert msg.startswith("make_gemm_tiled(4) failed for M=5, N=3, K=6")
-    assert "out of" in msg
+    assert msg.startswith("make_gemm_tiled(4): index out of range for M=5, N=3, K=6")
+    assert "must be loaded as 0, not read" in msg
 
 
 def test_multiples_only_tiled_skips_the_k_tail():
@@ -236,7 +251,7 @@ def test_multiples_only_tiled_skips_the_k_tail():
                   shapes=((8, 8, 6),), barrier_shape=MULTIPLE_OF_8, seed=0)
     assert "wrong values for M=8, N=8, K=6" in msg
     assert "partial step along K was skipped" in msg
-    assert "ceil(K / tile)" in msg
+    assert "ceil(K / 4) steps" in msg
 
 
 def test_multiples_only_tiled_is_caught_by_the_barrier_probe_too():
@@ -315,20 +330,20 @@ def poison(C, rows=slice(None), cols=slice(None)):
 
 def case_all_unwritten():
     A, B = operands(20, 18, 5)
-    return A, B, 16, poison(A @ B), ["C was never written for M=20, N=18, K=5"]
+    return A, B, 16, poison(A @ B), ["C holds only the NaN it starts as for M=20, N=18, K=5",
+                                     "no thread stored into C", "added to C"]
 
 
 def case_partial_blocks_unwritten():
     A, B = operands(20, 18, 5)
     return A, B, 16, poison(A @ B, slice(16, None)), [
-        "C[16:20, 0:18] was never written (still NaN)", "only the last, partial blocks",
-        "ceil division"]
+        "C[16:20, 0:18] was never written (still NaN)", "no thread stored there"]
 
 
 def case_interior_unwritten():
     A, B = operands(20, 18, 5)
     return A, B, 16, poison(A @ B, slice(3, 5), slice(2, 4)), [
-        "C[3:5, 2:4] was never written", "blockIdx·blockDim + threadIdx"]
+        "C[3:5, 2:4] was never written", "x = col and y = row"]
 
 
 def case_nan_elsewhere():
@@ -336,12 +351,14 @@ def case_nan_elsewhere():
     C = A @ B
     C[2, 3] = np.nan
     C[4, 5] = np.inf
-    return A, B, 4, C, ["C[2:5, 3:6] holds NaN/inf", "Pad out-of-range tile elements with 0"]
+    return A, B, 4, C, ["C[2:5, 3:6] holds NaN/inf", "a shared-memory element that no thread "
+                        "had stored yet", "must be loaded as 0", "before the barrier"]
 
 
 def case_transposed():
     A, B = operands(6, 6, 3)
-    return A, B, 4, np.ascontiguousarray((A @ B).T), ["C looks transposed for M=6, N=6, K=3"]
+    return A, B, 4, np.ascontiguousarray((A @ B).T), ["wrong values for M=6, N=6, K=3",
+                                                      "C came out transposed"]
 
 
 def case_k_tail_skipped():
@@ -353,7 +370,7 @@ def case_partial_tiles_wrong():
     A, B = operands(6, 7, 8)
     C = A @ B
     C[4:, :] += 1.0
-    return A, B, 4, C, ["only in the last partial tiles", "loaded as 0"]
+    return A, B, 4, C, ["only in the last, partial tiles", "the full tiles are right"]
 
 
 def case_generic_wrong():
@@ -361,7 +378,8 @@ def case_generic_wrong():
     C = A @ B
     C[1, 2] += 0.5
     return A, B, 4, C, ["wrong values for M=8, N=8, K=8", "e.g. C[1, 2] =",
-                        "1 of 64 elements wrong, in C[1:2, 2:3]", "index arithmetic"]
+                        "1 of 64 elements wrong, in C[1:2, 2:3]",
+                        "match none of the usual mistakes"]
 
 
 DIAGNOSES = {f.__name__[5:]: f for f in (

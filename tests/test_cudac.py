@@ -192,7 +192,7 @@ def test_naive_check_fails_wrong_kernels(text: str, message: str) -> None:
 
 
 def test_naive_check_recognises_a_transposed_mapping() -> None:
-    with pytest.raises(GemmCheckError, match="looks transposed"):
+    with pytest.raises(GemmCheckError, match="C came out transposed"):
         check_naive_gemm_cuda(k.NAIVE_TRANSPOSED, shapes=[(16, 16, 4)], quiet=True)
 
 

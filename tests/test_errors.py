@@ -114,6 +114,11 @@ def test_try_gemm_says_right_or_wrong_in_one_line(capsys):
     np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
     assert capsys.readouterr().out.startswith("✓ make_gemm_tiled(4): C = A·B")
     try_gemm(naive(stores_nothing), A, B)
-    assert "wrote no element of C: is it written yet?" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("✗ gemm_naive: no thread stored anything into C"), out
+    try_gemm(naive(kft.does_nothing), A, B)
+    out = capsys.readouterr().out
+    assert out.startswith("✗ gemm_naive: no thread read A or B or stored into C"), out
+    assert "Is the kernel written?" in out
     try_gemm(naive(kft.gemm_naive), A, B)
     assert capsys.readouterr().out.startswith("✓ gemm_naive")

@@ -122,7 +122,11 @@ def test_missing_barrier_is_a_race(variant):
     first = report.races[0]
     assert "no cuda.syncthreads() in between" in first
     assert "block (" in first and "thread (" in first
-    assert "one barrier after loading the tiles" in first
+    missing = {"no_first_barrier": "the barrier after loading the tiles is missing",
+               "no_second_barrier": "the barrier after the multiply loop is missing"}
+    assert missing[variant] in first, first
+    assert report.missing_barriers == {"no_first_barrier": {"after_load"},
+                                       "no_second_barrier": {"after_multiply"}}[variant]
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -236,7 +240,7 @@ def test_inspect_naive_counts_and_diagnoses():
 
 def test_inspect_recognises_an_unwritten_c():
     unwritten = inspection.inspect_naive(kft.gemm_naive_never_writes, (5, 3, 4), seed=3)
-    assert "never written" in unwritten["problem"]
+    assert "holds only the NaN it starts as" in unwritten["problem"]
 
 
 def test_inspect_reports_an_index_error():

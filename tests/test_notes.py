@@ -72,9 +72,8 @@ def test_a_wrong_name_or_a_missing_value_is_a_clear_error() -> None:
         passed("ai_matmul")
     with pytest.raises(UnknownNoteError, match="no note named 'skipped'"):
         note("skipped")
-    with pytest.raises(UnknownNoteError, match="'largest_difference' needs a value for "
-                                               "'difference'"):
-        note("largest_difference")
+    with pytest.raises(UnknownNoteError, match="'refused' needs a value for 'error'"):
+        note("refused")
     with pytest.raises(UnknownNoteError, match="no figure text named 'title'"):
         figure_text("title")
 

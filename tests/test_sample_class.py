@@ -390,7 +390,7 @@ def test_a_kernel_without_the_grid_stride_loop_is_told_how_to_fix_it(graded) -> 
     _need("nia_one_thread_per_element")
     page = course / "feedback" / "nia_one_thread_per_element" / "week4" / "05_roofline.html"
     plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
-    assert "each thread handled one element, but the grid has only 256 threads" in plain
+    assert "each of the grid's 256 threads handled one element" in plain
     assert "for i in range(cuda.grid(1), c.size, cuda.gridsize(1))" in plain
 
 

@@ -319,7 +319,7 @@ def test_a_kernel_lazy_at_the_timed_size_fails_its_timing():
     msg = str(info.value)
     assert msg.startswith("lazy: what the timed launches computed is wrong")
     assert "100 of 100 elements of C are not A·B at M=10, N=10, K=40" in msg
-    assert "never written" in msg
+    assert "C holds only the NaN it starts as" in msg
 
 
 def test_a_kernel_that_writes_into_its_inputs_fails_its_timing():
@@ -330,7 +330,7 @@ def test_a_kernel_that_writes_into_its_inputs_fails_its_timing():
 
 def test_the_output_is_poisoned_before_every_sample():
     # A kernel that computes only its first launch (the warm-up) must not pass: every timed
-    # sample starts from poison, so its output is "never written".
+    # sample starts from poison, so its output holds only the NaN it starts as.
     calls = []
 
     class OnlyFirst:
@@ -338,7 +338,7 @@ def test_the_output_is_poisoned_before_every_sample():
             calls.append(1)
             return 1.0  # does not launch: what the warm-up left was poisoned away
 
-    with pytest.raises(timing.UnverifiedTimingError, match="never written"):
+    with pytest.raises(timing.UnverifiedTimingError, match="C holds only the NaN it starts as"):
         time_gemm([naive(kft.gemm_naive)], 8, 8, 8, repeats=3, warmup=1, seed=0,
                   clock=OnlyFirst())
     assert calls == [1]  # failed at the first timed sample

@@ -32,6 +32,7 @@ from course.checks.cuda_gemm import CheckNotRunError as CheckNotRunError
 from course.checks.cuda_gemm import check_naive_gemm_cuda as check_naive_gemm_cuda
 from course.checks.cuda_gemm import check_tiled_gemm_cuda as check_tiled_gemm_cuda
 from course.checks.cuda_gemm import check_traffic_cuda as check_traffic_cuda
+from course.checks.cuda_gemm import try_gemm_cuda as try_gemm_cuda
 from course.checks.cuda_speedup import SPEEDUP_THRESHOLD_CUDA as SPEEDUP_THRESHOLD_CUDA
 from course.checks.cuda_speedup import check_speedup_cuda as check_speedup_cuda
 

@@ -28,10 +28,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from course.checks.gemm import GemmReport, not_written, run_cases
+from course.checks.gemm import GemmCheckError, GemmReport, ShapeFailedError, not_written, run_cases
+from course.gemm.instrument import instrumented_run, missing_barrier_hint
 from course.gemm.launch import GemmInputError, GemmKernel, Launch, NotAKernelError, is_cuda_kernel
 from course.gemm.launch import require_kernel as _require_kernel
-from course.gemm.operands import Shape
+from course.gemm.operands import Shape, random_operands
 from course.perf.kernel_models import KernelModel
 from course.runtime import backend
 from course.runtime.i18n import _
@@ -104,7 +105,7 @@ class RegisterTiling:
     def wrap(self, kernel: Any, name: str) -> GemmKernel:
         """A :class:`GemmKernel` that launches ``kernel`` with this configuration."""
         _require_kernel(kernel, name)
-        return GemmKernel(name, kernel, self.launch_for)
+        return GemmKernel(name, kernel, self.launch_for, out_tile=self.bm, k_step=self.bk)
 
 
 #: The configuration of the notebook's exercise.
@@ -113,10 +114,11 @@ CONTRACT = RegisterTiling(64, 64, 8, 4, 4)
 #: Ragged shapes: M, N not multiples of 64, K not a multiple of 8, K below 8, 1×1×1. On the
 #: simulator every block is 256 Python threads, so there are few blocks per shape.
 GPU_SHAPES: tuple[Shape, ...] = (
-    (1, 1, 1), (33, 20, 7), (64, 64, 64), (100, 37, 45), (130, 200, 17), (257, 129, 70),
-    (5, 300, 33), (300, 3, 9), (129, 65, 1000),
+    (33, 20, 7), (64, 64, 64), (100, 37, 45), (130, 200, 17), (257, 129, 70),
+    (5, 300, 33), (300, 3, 9), (129, 65, 1000), (1, 1, 1),
 )
-SIM_SHAPES: tuple[Shape, ...] = ((1, 1, 1), (70, 67, 19), (9, 130, 5))
+#: M ≠ N ≠ K first: on 1×1×1 several mistakes give the same 0, so it comes last.
+SIM_SHAPES: tuple[Shape, ...] = ((70, 67, 19), (9, 130, 5), (1, 1, 1))
 
 
 def register_tiled(factory: Callable[[], Any], config: RegisterTiling = CONTRACT,
@@ -153,11 +155,36 @@ def check_register_tiled(factory: Callable[[], Any],
         raise not_written("make_gemm_register_tiled") from None
     # The course's one check loop: guard regions, poisoned C, diagnosis; the K-tail hint uses
     # this kernel's step along K (BK), its edges the block tile (BM).
-    worst = run_cases(gk, shapes, rng, block=config.bm, k_step=config.bk)
+    try:
+        worst = run_cases(gk, shapes, rng, block=config.bm, k_step=config.bk)
+    except ShapeFailedError as failed:
+        raise _watched(gk, failed, kind) from None
     report = GemmReport(f"make_gemm_register_tiled ({config.describe()})", shapes, kind, worst)
     if not quiet:
         print(report)
     return report
+
+
+def _watched(gk: GemmKernel, failed: ShapeFailedError, kind: str) -> GemmCheckError:
+    """Wrong values no known mistake explains: on the simulator, one watched run of the failing
+    shape says whether a thread read a tile element nobody of its block stored, or went
+    without a barrier; otherwise the failure as it is."""
+    if failed.named or kind != "simulator":
+        return failed
+    A, B = random_operands(*failed.shape, np.random.default_rng(0))
+    try:
+        _C, report = instrumented_run(gk, A, B)
+    except Exception:  # noqa: BLE001 - the student's kernel may raise anything: keep the failure
+        return failed
+    if len(report.missing_barriers) == 1:
+        why = missing_barrier_hint(next(iter(report.missing_barriers)))
+    elif report.races or report.uninitialised:
+        why = (report.races or report.uninitialised)[0]
+    else:
+        return failed
+    return GemmCheckError(_("{name}: wrong values for M, N, K = {shape}, and a watched run on "
+                            "the simulator saw why: {why}").format(name=gk.name,
+                                                                  shape=failed.shape, why=why))
 
 
 def sweep_model(factory: Callable[[], Any], config: RegisterTiling = CONTRACT,

@@ -42,7 +42,8 @@ from course.gemm import device_print
 from course.gemm.cudac import gpu
 from course.gemm.cudac.launch import CudaGemm
 from course.gemm.cudac.source import NAIVE, TILED, compile_kernel
-from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, diagnose, random_operands
+from course.gemm.diagnosis import diagnose
+from course.gemm.operands import C_GUARD, C_POISON_BITS, INPUT_GUARD_BITS, random_operands
 from course.perf.budget import TimingBudgetExceeded
 from course.perf.timing import time_launches
 from course.perf.verify import OutputCheck, UnverifiedTimingError, cupy_reference
@@ -82,7 +83,7 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
                                      c_poison_bits=int(C_POISON_BITS),
                                      input_guard_bits=int(INPUT_GUARD_BITS),
                                      c_guard=float(C_GUARD))
-        problem = diagnose(C, A, B, gk.block, outside)
+        problem = diagnose(C, A, B, gk.block, outside, naive=gk.tile is None, cuda_c=True)
         if problem:
             return {"error": _("{name} kernel is not correct: {problem}").format(
                 name=_(name), problem=problem)}
@@ -108,7 +109,8 @@ def speedup_cuda_task(*, tiled_source: str, naive_source: str,
             kernel(cfg.grid, cfg.block, (n, n, n, dA, dB, dC))
 
         launches[name] = launch
-        checks[name] = _output_check(cp, count_bad, A, B, ref, tol, dC, gk.block)
+        checks[name] = _output_check(cp, count_bad, A, B, ref, tol, dC, gk.block,
+                                     gk.tile is None)
     try:
         with gpulock.exclusive():  # other graders' kernels must not share the GPU meanwhile
             timings = time_launches(launches, repeats=repeats, checks=checks,
@@ -137,7 +139,7 @@ def _warm_cupy(cp: Any, A: np.ndarray, B: np.ndarray) -> None:
 
 
 def _output_check(cp: Any, count_bad: Any, A: np.ndarray, B: np.ndarray, ref: Any, tol: Any,
-                  dC: Any, block: int) -> OutputCheck:
+                  dC: Any, block: int, naive: bool = False) -> OutputCheck:
     """Poison ``dC`` before each timed sample; after it, count on the device the elements that
     are not within tolerance of the float64 reference (NaN never is)."""
     bad = cp.zeros(1, cp.uint64)
@@ -154,7 +156,7 @@ def _output_check(cp: Any, count_bad: Any, A: np.ndarray, B: np.ndarray, ref: An
         if not wrong:
             return None
         M, K = A.shape
-        why = diagnose(cp.asnumpy(dC), A, B, block)
+        why = diagnose(cp.asnumpy(dC), A, B, block, naive=naive, cuda_c=True)
         return (f"{wrong:,} of {dC.size:,} elements of C are not A·B at M={M}, "
                 f"N={B.shape[1]}, K={K}" + (f": {why}" if why else ""))
 

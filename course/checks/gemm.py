@@ -22,12 +22,13 @@ import numpy as np
 
 from course.checks.success_lines import PrintedReport
 from course.gemm import inspection
+from course.gemm.diagnosis import Seen, describe_access, diagnose
+from course.gemm.instrument import missing_barrier_hint
 from course.gemm.launch import NAIVE_BLOCK, TILES, GemmKernel, check_operands, naive, tiled
 from course.gemm.operands import (
-    C_POISON_BITS,
+    Access,
     GemmCheckError,
     Shape,
-    diagnose,
     random_operands,
     run_guarded,
 )
@@ -40,15 +41,18 @@ from course.trust import gate, replay
 #: Shapes for a real GPU and (scaled down) for the simulator, where every thread is a
 #: Python thread. K > tile in some simulator shapes, so a missing second barrier shows.
 GPU_SHAPES: tuple[Shape, ...] = (
-    (1, 1, 1), (33, 20, 7), (64, 64, 64), (100, 37, 45), (5, 130, 33), (130, 3, 17),
-    (17, 17, 100), (257, 129, 70),
+    (33, 20, 7), (64, 64, 64), (100, 37, 45), (5, 130, 33), (130, 3, 17), (17, 17, 100),
+    (257, 129, 70), (1, 1, 1),
 )
-SIM_SHAPES: tuple[Shape, ...] = ((1, 1, 1), (33, 20, 7), (19, 9, 37), (7, 40, 5), (40, 3, 11))
+#: M ≠ N ≠ K first, larger than one block, so that a wrong kernel is first seen where causes
+#: differ (on 1×1×1 a loop one short, an int accumulator and a skipped K step all give 0).
+SIM_SHAPES: tuple[Shape, ...] = ((33, 20, 7), (19, 9, 37), (7, 40, 5), (40, 3, 11), (1, 1, 1))
 #: the tile at which barriers are watched on the simulator (cheap, and K spans several tiles).
 RACE_PROBE_TILE = 8
-#: On the simulator, tiles of at least this size run the first shape only: one such block is
-#: 1,024 Python threads (about 0.7 s), the kernel's code is the same at every tile, and the
-#: smaller tiles cover the ragged edges. On a GPU every tile runs every shape.
+#: On the simulator, tiles of at least this size run one shape only (the smallest of the
+#: default shapes, else the first one given): one such block is 1,024 Python threads (about
+#: 0.7 s), the kernel's code is the same at every tile, and the smaller tiles cover the ragged
+#: edges. On a GPU every tile runs every shape.
 SIM_BIG_TILE = 32
 
 
@@ -79,8 +83,17 @@ def not_written(name: str) -> GemmCheckError:
     return GemmCheckError(not_written_message(name))
 
 
+class ShapeFailedError(GemmCheckError):
+    """A kernel failed on one shape (``shape``): the message says what was wrong there."""
+
+    def __init__(self, message: str, shape: Shape, named: bool = True):
+        super().__init__(message)
+        self.shape = shape
+        self.named = named  # whether the message names a cause (else: only what was seen)
+
+
 def run_cases(gk: GemmKernel, shapes: Sequence[Shape], rng: np.random.Generator,
-              block: int, k_step: int | None = None) -> float:
+              block: int, k_step: int | None = None, naive_kernel: bool = False) -> float:
     """Run ``gk`` on every shape; raise GemmCheckError with a diagnosis on the first failure.
 
     Returns the worst relative error (Frobenius norm) of the shapes that passed.
@@ -88,25 +101,71 @@ def run_cases(gk: GemmKernel, shapes: Sequence[Shape], rng: np.random.Generator,
     worst = 0.0
     for M, N, K in shapes:
         A, B = random_operands(M, N, K, rng)
+        seen: list[Access] = []
         try:
-            C, outside = run_guarded(gk, A, B)
+            C, outside = run_guarded(gk, A, B, seen=seen)
         except NotImplementedError:
             raise not_written(gk.name) from None
         except (IndexError, RuntimeError) as exc:
             if not_written_yet(exc):
                 raise not_written(gk.name) from None
-            raise GemmCheckError(_(
-                "{name} failed for M={M}, N={N}, K={K}: {error}. An index out of range means a "
-                "missing or wrong bounds test (threads of the last partial block, or tile "
-                "elements past K).").format(name=gk.name, M=M, N=N, K=K, error=exc)
-            ) from None
-        problem = diagnose(C, A, B, block, outside, k_step)
+            raise ShapeFailedError(failed_message(gk, (M, N, K), exc, seen, block,
+                                                  naive_kernel), (M, N, K)) from None
+
+        def rerun(c0: np.ndarray, A: np.ndarray = A, B: np.ndarray = B
+                  ) -> tuple[np.ndarray, bool | None]:
+            return rerun_guarded(gk, A, B, c0)
+
+        problem = diagnose(C, A, B, block, outside, k_step, naive=naive_kernel, rerun=rerun)
         if problem:
-            raise GemmCheckError(f"{gk.name}: {problem}")
+            raise ShapeFailedError(f"{gk.name}: {problem}", (M, N, K),
+                                   named=not isinstance(problem, Seen))
         ref = A.astype(np.float64) @ B.astype(np.float64)
         denom = np.linalg.norm(ref) or 1.0
         worst = max(worst, float(np.linalg.norm(C - ref) / denom))
     return worst
+
+
+def rerun_guarded(gk: GemmKernel, A: np.ndarray, B: np.ndarray, c0: np.ndarray
+                  ) -> tuple[np.ndarray, bool | None]:
+    """Run again with C starting as ``c0``: C, and whether A or B was read (None on a GPU)."""
+    reads: list[int] = []
+    watched = backend.detect().kind == "simulator"
+    C = run_guarded(gk, A, B, c_init=c0, seen=[] if watched else None, reads=reads)[0]
+    return C, bool(reads) if watched else None
+
+
+def failed_message(gk: GemmKernel, shape: Shape, exc: BaseException, seen: list[Access],
+                   out_tile: int, naive_kernel: bool) -> str:
+    """A launch that raised: the access past an array's end the simulator saw, and what it
+    tells; otherwise the error itself."""
+    M, N, K = shape
+    if not seen:
+        return _("{name} failed for M={M}, N={N}, K={K}: {error}").format(
+            name=gk.name, M=M, N=N, K=K, error=exc)
+    block_dim = gk.launch_for(M, N).block
+    return f"{gk.name}: " + describe_access(seen[0], shape, (block_dim[0], block_dim[1]),
+                                            out_tile, naive_kernel)
+
+
+def fixed_tile(factory: Callable[[int], Any], failed: ShapeFailedError, tile: int,
+               tiles: Sequence[int], rng: np.random.Generator) -> GemmCheckError:
+    """A tiled kernel wrong at ``tile`` in a way no known mistake explains: if it is right at
+    another tile on the same shape, it does not follow ``tile`` everywhere, and that is the
+    message; else the failure itself."""
+    if failed.named:
+        return failed
+    for other in (t for t in tiles if t != tile and t < SIM_BIG_TILE):
+        try:
+            run_cases(tiled(factory, other), [failed.shape], rng, block=other, k_step=other)
+        except GemmCheckError:
+            continue
+        return GemmCheckError(_("make_gemm_tiled({tile}) is wrong for M, N, K = {shape}, but "
+                                "make_gemm_tiled({other}) is right there: the kernel does not "
+                                "follow `tile` everywhere. Look for a fixed number where tile "
+                                "belongs (a hard-coded 16?)").format(
+                                    tile=tile, shape=failed.shape, other=other))
+    return failed
 
 
 def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -114,22 +173,38 @@ def try_gemm(gk: GemmKernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
     The launch is the checks' own (guard regions, C poisoned with a marked NaN), so a kernel
     not written yet on a GPU, which runs and writes nothing, is named as such instead of
-    printing garbage. Exceptions propagate: wrap the call in
-    :class:`course.runtime.errors.plain_errors` to see them as one line.
+    printing garbage; what is wrong is the checks' own diagnosis. Exceptions propagate: wrap
+    the call in :class:`course.runtime.errors.plain_errors` to see them as one line.
     """
+    naive_kernel = gk.tile is None and gk.out_tile is None
+    block = gk.out_tile or gk.tile or NAIVE_BLOCK
+    k_step = gk.k_step or gk.tile
     M, N, K = check_operands(A, B)
-    C, outside = run_guarded(gk, A, B)
-    problem = diagnose(C, A, B, gk.tile or NAIVE_BLOCK, outside)
+    seen: list[Access] = []
+    try:
+        C, outside = run_guarded(gk, A, B, seen=seen)
+    except IndexError as exc:
+        if not seen:
+            raise
+        raise GemmCheckError(failed_message(gk, (M, N, K), exc, seen, block,
+                                            naive_kernel)) from None
+    problem = diagnose(C, A, B, block, outside, k_step, naive=naive_kernel,
+                       rerun=lambda c0: rerun_guarded(gk, A, B, c0))
+    print_try(gk.name, C, A, B, problem)
+    return C
+
+
+def print_try(name: str, C: np.ndarray, A: np.ndarray, B: np.ndarray, problem: str | None
+              ) -> None:
+    """The one line a try-it cell prints: ✓ with the largest difference, or ✗ and why."""
+    M, K = A.shape
+    N = B.shape[1]
     if problem is None:
         worst = float(np.abs(C - A.astype(np.float64) @ B.astype(np.float64)).max())
         print(_("✓ {name}: C = A·B for M={M}, N={N}, K={K}, largest difference from NumPy "
-                "{worst}").format(name=gk.name, M=M, N=N, K=K, worst=f"{worst:.1e}"))
-    elif (C.view(np.uint32) == C_POISON_BITS).all():
-        print(_("✗ {name} wrote no element of C: is it written yet? If it is, check the store "
-                "into C and the bounds test before it.").format(name=gk.name))
+                "{worst}").format(name=name, M=M, N=N, K=K, worst=f"{worst:.1e}"))
     else:
-        print(f"✗ {gk.name}: {problem}")
-    return C
+        print(f"✗ {name}: {problem}")
 
 
 @replay.replayable
@@ -140,7 +215,7 @@ def check_naive_gemm(kernel: Any, shapes: Sequence[Shape] | backend.ByKind | Non
     kind = backend.require_runnable()
     gk = naive(kernel)
     shapes = tuple(cast("Sequence[Shape] | None", backend.resolve(shapes)) or _default_shapes())
-    worst = run_cases(gk, shapes, generator(seed), block=16)
+    worst = run_cases(gk, shapes, generator(seed), block=NAIVE_BLOCK, naive_kernel=True)
     report = GemmReport("gemm_naive", shapes, kind, worst)
     if not quiet:
         print(report)
@@ -173,19 +248,28 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
     seen = _simulator_inspection(factory, ptile, probe, int(rng.integers(2**31)))
     if seen.get("error"):
         raise GemmCheckError(f"make_gemm_tiled({ptile}): {seen['error']}")
+    missing = seen.get("missing_barriers") or []
     for key in ("races", "uninitialised"):
         if seen[key]:
+            # a read before any store of its block, by a thread that went without a barrier,
+            # is the barrier's doing, not missing padding
+            problem = (missing_barrier_hint(missing[0])
+                       if key == "uninitialised" and len(missing) == 1 else seen[key][0])
             raise GemmCheckError(_("make_gemm_tiled({tile}) for M, N, K = {shape}: {problem}"
-                                   ).format(tile=ptile, shape=probe, problem=seen[key][0]))
-    big_tile_shapes = shapes[:1] if kind == "simulator" else shapes
+                                   ).format(tile=ptile, shape=probe, problem=problem))
+    one = (min(shapes, key=lambda s: s[0] * s[1] * s[2]),) if shapes == SIM_SHAPES else shapes[:1]
+    big_tile_shapes = one if kind == "simulator" else shapes
     for tile in tiles:
         gk = tiled(factory, tile)
-        worst = max(worst, run_cases(gk, big_tile_shapes if tile >= SIM_BIG_TILE else shapes,
-                                        rng, block=tile))
+        try:
+            worst = max(worst, run_cases(gk, big_tile_shapes if tile >= SIM_BIG_TILE else shapes,
+                                            rng, block=tile, k_step=tile))
+        except ShapeFailedError as failed:
+            raise fixed_tile(factory, failed, tile, tiles, rng) from None
     covered = ", ".join(map(str, tiles))
     if kind == "simulator" and len(shapes) > 1 and any(t >= SIM_BIG_TILE for t in tiles):
-        covered += _("; on the simulator tile {tile} on the first shape only").format(
-            tile=SIM_BIG_TILE)
+        covered += _("; on the simulator tile {tile} on the {shape} shape only").format(
+            tile=SIM_BIG_TILE, shape="×".join(map(str, one[0])))
     report = GemmReport(_("make_gemm_tiled (tiles {tiles})").format(tiles=covered), shapes,
                         kind, worst)
     if not quiet:

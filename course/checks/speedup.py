@@ -29,8 +29,9 @@ from course.checks import speedup_baseline
 from course.checks.speedup_baseline import untimed_note
 from course.checks.success_lines import PrintedReport
 from course.gemm import device_print, inspection
+from course.gemm.diagnosis import diagnose
 from course.gemm.launch import naive, tiled
-from course.gemm.operands import diagnose, random_operands, run_guarded
+from course.gemm.operands import random_operands, run_guarded
 from course.perf.budget import LaunchBudget, TimingBudgetExceeded
 from course.perf.timing import GemmTiming, UnverifiedTimingError
 from course.runtime import backend, gpu_classes, gpulock
@@ -169,7 +170,7 @@ def speedup_task(student: SourceBundle, reference: SourceBundle | None = None, *
     A, B = random_operands(*check_shape, rng)
     for name, gk in gemms.items():  # a fast wrong kernel must not pass
         C, outside = run_guarded(gk, A, B)
-        problem = diagnose(C, A, B, gk.tile or 16, outside)
+        problem = diagnose(C, A, B, gk.tile or 16, outside, naive=gk.tile is None)
         if problem:
             return {"error": _("{name} kernel is not correct: {problem}").format(
                 name=_(name), problem=problem)}

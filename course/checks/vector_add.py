@@ -99,14 +99,17 @@ def _diagnose(n: int, blocks: int, a: np.ndarray, b: np.ndarray, c: np.ndarray,
         first = int(np.argmax(unwritten))
         count = int(unwritten.sum())
         if first == grid and count == n - grid:
-            hint = _("each thread handled one element, but the grid has only {grid} threads for "
-                     "{n} elements. Let every thread go on to i + cuda.gridsize(1), "
-                     "i + 2·cuda.gridsize(1), …, a grid-stride loop: `{loop}:`").format(
-                         grid=f"{grid:,}", n=f"{n:,}", loop=LOOP_HINT)
+            # n ≤ 2·grid here is what a kernel without a loop and one whose loop steps too far
+            # both leave: the evidence names both
+            hint = _("each of the grid's {grid} threads handled one element, and the other {rest} "
+                     "of the {n} were never reached: either the kernel has no loop, or its loop "
+                     "steps further than cuda.gridsize(1). A grid-stride loop goes on to "
+                     "i + cuda.gridsize(1), i + 2·cuda.gridsize(1), …: `{loop}:`").format(
+                         grid=f"{grid:,}", rest=f"{n - grid:,}", n=f"{n:,}", loop=LOOP_HINT)
         elif first == VECTOR_ADD_BLOCK and count == n - first:
             hint = _("only the first block's elements were written: start at i = cuda.grid(1) "
-                     "(= blockIdx.x·blockDim.x + threadIdx.x, which includes the block) and "
-                     "step by cuda.gridsize(1), the threads of the whole grid")
+                     "(= blockIdx.x·blockDim.x + threadIdx.x, which includes the block), not "
+                     "at threadIdx.x")
         elif count == n - first:
             hint = _("the last elements are missing: the loop must run up to c.size, as "
                      "`{loop}:` does").format(loop=LOOP_HINT)

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from course.gemm.instrument import instrumented_run
-from course.gemm.launch import naive, tiled
-from course.gemm.operands import diagnose, random_operands
+from course.gemm.diagnosis import describe_access, diagnose
+from course.gemm.instrument import RunReport, instrumented_run
+from course.gemm.launch import NAIVE_BLOCK, naive, tiled
+from course.gemm.operands import random_operands
 from course.runtime import backend
 from course.runtime.errors import not_written_yet
+from course.runtime.i18n import _
 from course.trust import runner
 from course.trust.kernel_source import SourceBundle, bundle_from_objects
 
@@ -31,19 +33,29 @@ def inspect_task(bundle: SourceBundle, kind: str, tile: int | None, shape: list[
     M, N, K = shape
     A, B = random_operands(M, N, K, np.random.default_rng(seed))
     result: dict[str, Any] = {"shape": [M, N, K], "tile": tile, "error": None}
+    report = RunReport()
     try:
-        C, report = instrumented_run(gk, A, B)
+        C, report = instrumented_run(gk, A, B, report)
     except NotImplementedError:
         raise
     except (IndexError, RuntimeError) as exc:
         if not_written_yet(exc):
             raise NotImplementedError from None
-        result.update(reads_a=0, reads_b=0, races=[], uninitialised=[],
-                      error=f"index out of range for M={M}, N={N}, K={K}: {exc}")
+        if report.out_of_range:
+            block = gk.launch_for(M, N).block
+            error = describe_access(report.out_of_range[0], (M, N, K), (block[0], block[1]),
+                                    tile or NAIVE_BLOCK, kind == "naive")
+        else:
+            error = _("index out of range for M={M}, N={N}, K={K}: {error}").format(
+                M=M, N=N, K=K, error=exc)
+        result.update(reads_a=0, reads_b=0, races=[], uninitialised=[], error=error,
+                      missing_barriers=sorted(report.missing_barriers))
         return result
     result.update(reads_a=report.reads_a, reads_b=report.reads_b, races=report.races,
                   uninitialised=report.uninitialised,
-                  problem=diagnose(C, A, B, tile or 16))
+                  missing_barriers=sorted(report.missing_barriers),
+                  problem=diagnose(C, A, B, tile or NAIVE_BLOCK, k_step=tile,
+                                   naive=kind == "naive"))
     return result
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from course.gemm.launch import check_operands, quiet_numba
-from course.gemm.operands import C_POISON_BITS
+from course.gemm.operands import C_POISON_BITS, Access
 from course.runtime.i18n import N_, _
 
 MAX_REPORTED = 5
@@ -38,6 +38,21 @@ _BARRIER_HINT = N_(
     "element before it is stored) and one after the multiply loop (so nobody overwrites a "
     "tile element another thread is still using)"
 )
+
+#: the barrier a thread went without, when only one was (RunReport.missing_barriers)
+_MISSING_BARRIER = {
+    "after_load": N_("the barrier after loading the tiles is missing: call cuda.syncthreads() "
+                     "between the loads and the multiply loop, so nobody reads a tile element "
+                     "before it is stored"),
+    "after_multiply": N_("the barrier after the multiply loop is missing: call "
+                         "cuda.syncthreads() after it, so nobody overwrites a tile element "
+                         "another thread is still using"),
+}
+
+
+def missing_barrier_hint(which: str) -> str:
+    """The sentence for a barrier a thread went without ("after_load", "after_multiply")."""
+    return _(_MISSING_BARRIER[which])
 
 
 @dataclass
@@ -48,6 +63,14 @@ class RunReport:
     reads_b: int = 0
     races: list[str] = field(default_factory=list)
     uninitialised: list[str] = field(default_factory=list)
+    #: barriers a thread went without: "after_load" (it read shared memory in the same
+    #: barrier interval as it stored its part of the tile), "after_multiply" (it stored into
+    #: shared memory in the same interval as it read from it). Per thread, so whatever the
+    #: schedule.
+    missing_barriers: set[str] = field(default_factory=set)
+    #: the first access past the end of A, B or C (the simulator's own error names neither)
+    out_of_range: list[Access] = field(default_factory=list)
+    _last: dict[Any, tuple[int, int]] = field(default_factory=dict)  # thread -> (write, read)
 
     @property
     def reads(self) -> int:
@@ -115,6 +138,10 @@ class _TrackedShared:
         if flat is None:
             return value
         block, thread, epoch = _thread_identity()
+        last_write, _read = self._report._last.get((block, thread), (-1, -1))
+        if last_write == epoch:
+            self._report.missing_barriers.add("after_load")
+        self._report._last[(block, thread)] = (last_write, epoch)
         w = self._writes.get(flat)
         if w is None or w[0] != block:
             self._note("uninit", self._report.uninitialised,
@@ -135,6 +162,10 @@ class _TrackedShared:
         flat = self._flat(idx)
         if flat is not None:
             block, thread, epoch = _thread_identity()
+            _write, last_read = self._report._last.get((block, thread), (-1, -1))
+            if last_read == epoch:
+                self._report.missing_barriers.add("after_multiply")
+            self._report._last[(block, thread)] = (epoch, last_read)
             # list() copies in one step under the GIL; other threads may add readers.
             for (rblock, reader), repoch in list(self._reads.get(flat, {}).items()):
                 if rblock == block and reader != thread and repoch == epoch:
@@ -205,37 +236,61 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
         simkernel.BlockThread.syncthreads = original_sync
 
 
-def _counting_array(data: np.ndarray, counter: _Counter) -> Any:
+def _counting_array(data: np.ndarray, counter: _Counter | None, name: str,
+                    report: RunReport) -> Any:
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
+    def note(idx: Any, write: bool) -> None:
+        if not report.out_of_range:
+            block, thread, _epoch = _thread_identity()
+            index = tuple(int(i) for i in idx) if isinstance(idx, tuple) else int(idx)
+            report.out_of_range.append(Access(name, index, write, (thread[0], thread[1]),
+                                              (block[0], block[1])))
+
     class CountingArray(FakeCUDAArray):
-        """A simulator device array that counts the elements read through it."""
+        """A simulator device array that counts the elements read through it and notes the
+        first access past its end."""
 
         def __getitem__(self, idx: Any) -> Any:
-            ret = super().__getitem__(idx)
-            counter.add(ret.size if isinstance(ret, FakeCUDAArray) else 1)
+            try:
+                ret = super().__getitem__(idx)
+            except IndexError:
+                note(idx, False)
+                raise
+            if counter is not None:
+                counter.add(ret.size if isinstance(ret, FakeCUDAArray) else 1)
             return ret
+
+        def __setitem__(self, idx: Any, value: Any) -> None:
+            try:
+                super().__setitem__(idx, value)
+            except IndexError:
+                note(idx, True)
+                raise
 
     return CountingArray(data)
 
 
-def instrumented_run(gemm: Any, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, RunReport]:
+def instrumented_run(gemm: Any, A: np.ndarray, B: np.ndarray,
+                     report: RunReport | None = None) -> tuple[np.ndarray, RunReport]:
     """Launch a :class:`course.gemm.launch.GemmKernel` on the simulator, watching every access.
 
-    Returns C (poisoned with NaN before the launch) and the report. Errors raised by the
-    kernel (such as an out-of-bounds index) propagate to the caller.
+    Returns C (poisoned with NaN before the launch) and the report (``report``, when given, is
+    filled in: what it saw before an error is there too). Errors raised by the kernel (such as
+    an out-of-bounds index) propagate to the caller.
     """
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
     M, N, _k = check_operands(A, B)
-    report = RunReport()
+    report = report if report is not None else RunReport()
     count_a, count_b = _Counter(), _Counter()
-    dA, dB = _counting_array(A, count_a), _counting_array(B, count_b)
+    dA, dB = _counting_array(A, count_a, "A", report), _counting_array(B, count_b, "B", report)
 
     # The same marked NaN as the checks use, so "never written" is told apart from "NaN".
     C = np.full((M, N), C_POISON_BITS, dtype=np.uint32).view(np.float32)
     cfg = gemm.launch_for(M, N)
     with _instrumented_simulator(report), quiet_numba():
-        gemm.kernel[cfg.grid, cfg.block](dA, dB, FakeCUDAArray(C))
+        gemm.kernel[cfg.grid, cfg.block](dA, dB, _counting_array(C, None, "C", report))
     report.reads_a, report.reads_b = count_a.value, count_b.value
+    if len(report.missing_barriers) == 1:
+        which = _(_MISSING_BARRIER[next(iter(report.missing_barriers))])
+        report.races = [r.replace(_(_BARRIER_HINT), which) for r in report.races]
     return C, report

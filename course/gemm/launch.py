@@ -154,6 +154,10 @@ class GemmKernel:
     kernel: Any
     launch_for: Callable[[int, int], Launch]
     tile: int | None = None
+    #: edge of the block of C one thread block computes, and the step along K, where they are
+    #: not ``tile`` (the register-tiled kernel): what a diagnosis of its C needs to know
+    out_tile: int | None = None
+    k_step: int | None = None
 
     def launch(self, A: Any, B: Any, C: Any) -> None:
         """Launch on device (or simulator) arrays and wait for the kernel to finish."""

@@ -247,7 +247,9 @@ class GemmTiming:
                     gk.kernel[cfg.grid, cfg.block](dA, dB, dC)
 
             self.launches[gk.name] = run
-            self.checks[gk.name] = verifier.output_check(dC, block=gk.tile or 16)
+            self.checks[gk.name] = verifier.output_check(
+                dC, block=gk.out_tile or gk.tile or 16,
+                naive=gk.tile is None and gk.out_tile is None)
 
     def run(self, *, repeats: int = 20, warmup: int = 3, batch: int = 1,
             clock: Clock | None = None, budget: LaunchBudget | None = None

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from course.gemm.diagnosis import diagnose
 from course.gemm.launch import compile_for, quiet_numba
 from course.gemm.operands import (
     C_POISON_BITS,
-    diagnose,
     reference_and_tolerance,
     tolerance_factor,
 )
@@ -147,7 +147,7 @@ class GemmVerifier:
         :func:`course.gemm.launch.compile_for`)."""
         compile_for(_count_kernel(), (dC, self.ref, self.tol, self.count))
 
-    def output_check(self, dC: Any, block: int = 16) -> OutputCheck:
+    def output_check(self, dC: Any, block: int = 16, naive: bool = False) -> OutputCheck:
         """Poison ``dC`` before a sample; after it, explain what is wrong (None when right)."""
 
         def poison() -> None:
@@ -159,7 +159,7 @@ class GemmVerifier:
                 return None
             M, K = self.A.shape
             N = self.B.shape[1]
-            why = diagnose(dC.copy_to_host(), self.A, self.B, block)
+            why = diagnose(dC.copy_to_host(), self.A, self.B, block, naive=naive)
             what = _("{bad} of {total} elements of C are not A·B at M={M}, N={N}, K={K}").format(
                 bad=f"{bad:,}", total=f"{M * N:,}", M=M, N=N, K=K)
             return f"{what}: {why}" if why else what

@@ -4,7 +4,7 @@ A cell that has nothing to show yet (an answer not written, no GPU to time on, g
 progress) says so in one line; the line is here, in the message catalog, rather than in the
 cell, because code cells are the same in every release of the week and a Korean student must
 read Korean (course/runtime/i18n.py). A cell calls ``note("skipped_while_grading")`` or, with
-values for the placeholders, ``note("largest_difference", difference=d)``. The text of the
+values for the placeholders, ``note("refused", error=e)``. The text of the
 figures a notebook draws with its own code is :mod:`course.runtime.figures`.
 """
 
@@ -34,7 +34,6 @@ NOTES = {
     "sweep_needs_tiled": N_("The sweep needs your tiled kernel (notebook 3 or 3c): write it "
                             "there, then rerun this."),
     "panel_needs_tiled": N_("The panel needs your tiled kernel (notebook 3 or 3c)."),
-    "largest_difference": N_("largest difference from NumPy: {difference}"),
     "refused": N_("refused: {error}"),
     "occupancy_try": N_("tile {tile:2d}: blocks per SM {blocks:2d}, occupancy {occupancy:.0%}"),
     "assumed_registers": N_(

@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from course.gemm.cudac.source import KernelSpec, full_source
+from course.gemm.diagnosis import explain_access
+from course.gemm.operands import Access
 from course.runtime.i18n import N_, _
 
 HERE = Path(__file__).resolve().parent
@@ -132,6 +134,9 @@ class Runner:
 
     path: Path
     spec: KernelSpec
+    #: the lines of the student's source that call __syncthreads() (which barrier a race
+    #: went without is told from where they sit between a load and a read)
+    barrier_lines: tuple[int, ...] = ()
 
 
 def build(source: str, spec: KernelSpec, tile: int | None = None) -> Runner:
@@ -141,8 +146,10 @@ def build(source: str, spec: KernelSpec, tile: int | None = None) -> Runner:
     key = hashlib.sha256(f"{spec.name}|{tile}|{text}".encode()).hexdigest()[:20]
     folder = _workdir() / key
     exe = folder / "runner"
+    barriers = tuple(n for n, line in enumerate(str(source).splitlines(), 1)
+                     if "__syncthreads" in line.split("//")[0])
     if exe.exists():
-        return Runner(exe, spec)
+        return Runner(exe, spec, barriers)
     folder.mkdir(exist_ok=True)
     src, obj = folder / "kernel.cu", folder / "kernel.o"
     src.write_text(text)
@@ -171,7 +178,7 @@ def build(source: str, spec: KernelSpec, tile: int | None = None) -> Runner:
                     f'extern "C" {{ void (*__course_kernel)({signature}) = {spec.name}; }}\n')
     _run([cxx, "-no-pie", "-O0", str(_runtime_object()), str(glue), str(obj), "-lm", "-o",
           str(exe)], "linking the CPU runner")
-    return Runner(exe, spec)
+    return Runner(exe, spec, barriers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,8 +187,14 @@ def build(source: str, spec: KernelSpec, tile: int | None = None) -> Runner:
 _BARRIER_HINT = N_("a tiled kernel needs one __syncthreads() after loading the tiles (so "
                    "nobody reads a tile element before it is stored) and one after the multiply "
                    "loop (so nobody overwrites a tile element another thread is still using)")
-_BOUNDS_HINT = N_("a missing or wrong bounds test (threads of the last partial block, or tile "
-                  "elements past K)")
+_MISSING_BARRIER = {
+    "after_load": N_("the barrier after loading the tiles is missing: call __syncthreads() "
+                     "between the loads and the multiply loop, so nobody reads a tile element "
+                     "before it is stored"),
+    "after_multiply": N_("the barrier after the multiply loop is missing: call __syncthreads() "
+                         "after it, so nobody overwrites a tile element another thread is still "
+                         "using"),
+}
 
 
 def _lines(exe: Path, pcs: list[int]) -> dict[int, str]:
@@ -226,10 +239,28 @@ def _thread(t: int, block_x: int) -> str:
     return f"({t % block_x}, {t // block_x})"
 
 
-def _format(err: dict, exe: Path, block_x: int, shape: tuple[int, int, int],
-            lines: dict[int, str], names: list[tuple[int, int, str]]) -> tuple[str, str]:
+def _line_number(text: str) -> int | None:
+    m = re.search(r"(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+def _barrier_hint(load_line: int | None, read_line: int | None,
+                  barriers: tuple[int, ...]) -> str:
+    """Which barrier a race went without: the one between the tile loads and the multiply
+    loop (is there a __syncthreads() between the two lines?), or the one after the loop."""
+    if load_line is None or read_line is None or load_line >= read_line or not barriers:
+        return _(_BARRIER_HINT)
+    if any(load_line < b < read_line for b in barriers):
+        return _(_MISSING_BARRIER["after_multiply"])
+    return _(_MISSING_BARRIER["after_load"])
+
+
+def _format(err: dict, runner: Runner, block_dim: tuple[int, int],
+            shape: tuple[int, int, int], lines: dict[int, str],
+            names: list[tuple[int, int, str]]) -> tuple[str, str]:
     """(category, sentence) for one event the runtime reported."""
     M, N, K = shape
+    block_x = block_dim[0]
     kind = err["kind"]
     thread, block = _thread(err["thread"], block_x), f"({err['block'][0]}, {err['block'][1]})"
     who = _("thread {thread} of block {block}").format(thread=thread, block=block)
@@ -244,12 +275,17 @@ def _format(err: dict, exe: Path, block_x: int, shape: tuple[int, int, int],
         if err["thread"] < 0:
             return "problem", _("something wrote just outside C for M={M}, N={N}, K={K}").format(
                 M=M, N=N, K=K)
-        sentence = (_("index out of range for M={M}, N={N}, K={K}: {who} read {place}{at}. An "
-                      "index out of range means {hint}.") if kind == "oob_read" else
-                    _("index out of range for M={M}, N={N}, K={K}: {who} wrote {place}{at}. An "
-                      "index out of range means {hint}."))
+        sentence = (_("index out of range for M={M}, N={N}, K={K}: {who} read {place}{at}. "
+                      "{hint}") if kind == "oob_read" else
+                    _("index out of range for M={M}, N={N}, K={K}: {who} wrote {place}{at}. "
+                      "{hint}"))
+        t = err["thread"]
+        access = Access(array, i, kind == "oob_write", (t % block_x, t // block_x),
+                        (err["block"][0], err["block"][1]))
+        hint = explain_access(access, shape, block_dim, block_dim[0],
+                              runner.spec.name == "gemm_naive", cuda_c=True)
         return "problem", sentence.format(M=M, N=N, K=K, who=who, place=place, at=at,
-                                          hint=_(_BOUNDS_HINT))
+                                          hint=hint[:1].upper() + hint[1:])
     if kind == "write_input":
         return "problem", _("{who} wrote into {array}{at}, an input: only C may be written"
                             ).format(who=who, array=err["array"], at=at)
@@ -258,15 +294,19 @@ def _format(err: dict, exe: Path, block_x: int, shape: tuple[int, int, int],
         other = _("thread {thread}").format(thread=_thread(err["other"], block_x))
         other_at = lines.get(err["pc2"], "")
         other_at = f" ({other_at})" if other_at else ""
+        here, there = _line_number(at), _line_number(other_at)
         if kind == "race_read_after_write":
             what = _("{who} read {where}{at}, which {other} wrote{other_at}")
+            hint = _barrier_hint(there, here, runner.barrier_lines)
         elif kind == "race_write_after_read":
             what = _("{who} wrote {where}{at}, which {other} read{other_at}")
+            hint = _barrier_hint(here, there, runner.barrier_lines)
         else:
             what = _("{who} and {other} both wrote {where}{at}")
+            hint = _(_BARRIER_HINT)
         what = what.format(who=who, where=where, at=at, other=other, other_at=other_at)
         return "race", _("{what} with no __syncthreads() in between: {hint}").format(
-            what=what, hint=_(_BARRIER_HINT))
+            what=what, hint=hint)
     if kind == "uninitialised_shared":
         where = _describe_shared(err["index"], names)
         return "uninitialised", _("{who} read {where}{at} before any thread of its block wrote "
@@ -289,14 +329,19 @@ def _format(err: dict, exe: Path, block_x: int, shape: tuple[int, int, int],
 
 
 def run(runner: Runner, A: np.ndarray, B: np.ndarray, grid: tuple[int, int],
-        block: tuple[int, int], timeout_s: float = RUN_TIMEOUT_S) -> CpuRun:
-    """Launch the built kernel on A, B (float32, C-contiguous) and return C and the report."""
+        block: tuple[int, int], timeout_s: float = RUN_TIMEOUT_S,
+        c_init: np.ndarray | None = None) -> CpuRun:
+    """Launch the built kernel on A, B (float32, C-contiguous) and return C and the report.
+
+    C starts as the marked NaN, or as ``c_init`` (the runtime reads it after A and B)."""
     M, K = A.shape
     N = B.shape[1]
     with tempfile.TemporaryDirectory(dir=_workdir()) as tmp:
         inp, out, rep = Path(tmp, "in.bin"), Path(tmp, "out.bin"), Path(tmp, "report.json")
         inp.write_bytes(np.ascontiguousarray(A, np.float32).tobytes()
-                        + np.ascontiguousarray(B, np.float32).tobytes())
+                        + np.ascontiguousarray(B, np.float32).tobytes()
+                        + (b"" if c_init is None else
+                           np.ascontiguousarray(c_init, np.float32).tobytes()))
         argv = [str(runner.path), *map(str, (M, N, K, grid[0], grid[1], block[0], block[1])),
                 str(inp), str(out), str(rep)]
         try:
@@ -321,7 +366,7 @@ def run(runner: Runner, A: np.ndarray, B: np.ndarray, grid: tuple[int, int],
                     any(e["kind"] == "oob_write" and e["array"] == "C" for e in errors),
                     printed=proc.stdout[:MAX_PRINTED])
     for err in errors:
-        category, text = _format(err, runner.path, block[0], (M, N, K), lines, names)
+        category, text = _format(err, runner, block, (M, N, K), lines, names)
         {"problem": result.problems, "race": result.races,
          "uninitialised": result.uninitialised}[category].append(text)
     if report.get("crashed") and not result.problems:

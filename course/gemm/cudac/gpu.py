@@ -122,15 +122,16 @@ def _guarded(data: np.ndarray, fill: np.ndarray) -> tuple[Any, Any]:
 
 def run_guarded(kernel: Any, A: np.ndarray, B: np.ndarray, grid: tuple[int, int],
                 block: tuple[int, int], *, c_poison_bits: int, input_guard_bits: int,
-                c_guard: float) -> tuple[np.ndarray, bool]:
-    """Launch on A, B inside NaN guard regions and a poisoned C; return C and whether anything
-    outside C was written."""
+                c_guard: float, c_init: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+    """Launch on A, B inside NaN guard regions and a poisoned C (or C starting as
+    ``c_init``); return C and whether anything outside C was written."""
     M, K = A.shape
     N = B.shape[1]
     nan_guard = np.full(GUARD, input_guard_bits, np.uint32).view(np.float32)
     _, dA = _guarded(A, nan_guard)
     _, dB = _guarded(B, nan_guard)
-    poison = np.full((M, N), c_poison_bits, np.uint32).view(np.float32)
+    poison = (np.full((M, N), c_poison_bits, np.uint32).view(np.float32) if c_init is None
+              else np.ascontiguousarray(c_init, np.float32))
     c_flat, dC = _guarded(poison, np.full(GUARD, c_guard, np.float32))
     launch(kernel, grid, block, (np.int32(M), np.int32(N), np.int32(K), dA, dB, dC))
     flat = c_flat.get()

@@ -442,6 +442,11 @@ int main(int argc, char** argv) {
     if (!in || std::fread(arena + offA, 4, M * K, in) != (size_t)(M * K) ||
         std::fread(arena + offB, 4, K * N, in) != (size_t)(K * N))
         return 2;
+    {   // C's start, when the file holds one after B (else C stays the marked NaN)
+        std::vector<float> start((size_t)(M * N));
+        if (std::fread(start.data(), 4, M * N, in) == (size_t)(M * N))
+            std::memcpy(arena + offC, start.data(), 4 * (size_t)(M * N));
+    }
     std::fclose(in);
     arenaLo = (uintptr_t)arena;
     arenaHi = (uintptr_t)(arena + size);
