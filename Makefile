@@ -11,6 +11,9 @@ ENGINE  ?= local
 SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
+# Messages name make's variables (COMMIT=1, LMS=moodle), not the Python flags behind them
+# (autograder.viewing.terminal.as_typed).
+export COURSE_VIA_MAKE := 1
 
 .PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 

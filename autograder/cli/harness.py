@@ -43,15 +43,17 @@ from autograder.cli import handback
 from autograder.engines import progress
 from autograder.engines.local import workers
 from autograder.engines.slurm import SLURM_DIR
+from autograder.grading.config import cell_timeout
 from autograder.handin import collect as handin_collect
 from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
-from autograder.results.table import collect, render
+from autograder.results.table import LIMITS_FILE, collect, grading_limits, render, total
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
 from autograder.viewing import feedback as viewing_feedback
+from autograder.viewing.terminal import as_typed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +94,8 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
            else f"engine {engine.name}")
     print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> ({how})",
           flush=True)
+    (root / "autograded").mkdir(exist_ok=True)  # the table states the limits as graded
+    (root / "autograded" / LIMITS_FILE).write_text(json.dumps(grading_limits(cell_timeout())))
     error = None
     with progress.Progress(len(students)) as bar:
         try:
@@ -147,7 +151,16 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
 
 def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str | None:
     """Autograde the students of ``submitted/`` (``only`` those, if given) with the engine the
-    options name; the engine's error message, or None."""
+    options name; the engine's error message, or None. Nothing in ``submitted/`` is not a
+    success: it says so, names the next step and exits 1 (no table of an earlier run)."""
+    if not submitted_students(root):
+        collect_zip = as_typed("make collect ZIP=<the LMS's download>.zip",
+                               "python -m autograder collect --zip <the LMS's download>.zip")
+        again = as_typed("make grade", "python -m autograder grade")
+        raise SystemExit(f"nothing to grade: {root / 'submitted'} holds no student's folder. "
+                         f"Collect the class first ({collect_zip}, or put each student's "
+                         f"notebooks in submitted/<student id>/{ASSIGNMENT}/), then {again} "
+                         "again.")
     graded = ready.ready_to_grade(root, nbgrader, only)
     engine = engines.make_engine(args.engine, workers=args.workers or workers(),
                                  per_task=args.per_task, sbatch_args=args.sbatch_args,
@@ -157,14 +170,19 @@ def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str |
 
 def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
     """Print the grade table and its summary (and write it as JSON with ``--json``); the exit
-    status: 1 if some students could not be graded (``error``)."""
+    status: 1 if some students could not be graded (``error``) or nothing was graded yet."""
+    if not (root / "gradebook.db").exists():
+        print("nothing graded yet: no gradebook.db in " + str(root) + "; grade first ("
+              + as_typed("make grade", "python -m autograder grade") + ")", file=sys.stderr)
+        return 1
     notebooks, rows = collect(root)
-    print(render(notebooks, rows))
+    print(render(notebooks, rows, root))
     print()
     print(progress.summary(notebooks, rows))
     if args.json:
         args.json.write_text(json.dumps(
-            {r.student: {"scores": r.scores, "not_measured": r.not_measured,
+            {r.student: {"total": total(r, notebooks), "scores": r.scores,
+                         "not_measured": r.not_measured,
                          "manual": r.manual, "hand_graded": r.hand_graded,
                          "missing": r.missing, "failed": r.failed, "notes": r.notes,
                          "lost": r.lost, "differs": r.differs,
