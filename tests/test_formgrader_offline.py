@@ -94,8 +94,9 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
                                     ".innerText.includes('$$')")
                 lab.ARTIFACTS.mkdir(exist_ok=True)
                 shot = lab.ARTIFACTS / "week4-formgrader-offline-math.png"
-                page.locator(".MathJax_Display").first.scroll_into_view_if_needed()
-                page.screenshot(path=str(shot))
+                cell = page.locator("div.text_cell_render:has(.MathJax_Display)").first
+                cell.scroll_into_view_if_needed()
+                cell.screenshot(path=str(shot))  # a markdown cell with its formulas typeset
                 students = json.loads(page.evaluate(
                     "async (b) => (await fetch(b + '/formgrader/api/students')).text()", base))
                 submissions = json.loads(page.evaluate(

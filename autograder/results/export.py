@@ -78,9 +78,8 @@ class CourseExport(ExportPlugin):  # type: ignore[misc]
     """``nbgrader export``'s plugin: :func:`write` for the course directory."""
 
     def export(self, gradebook: Any) -> None:
-        url = str(gradebook.db_url)
-        root = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") \
-            else Path.cwd()
+        database = getattr(getattr(gradebook.engine, "url", None), "database", None)
+        root = Path(database).resolve().parent if database else Path.cwd()
         dest = Path(self.to or "grades.csv")
         count, reasons = write(root, dest if dest.is_absolute() else Path.cwd() / dest)
         self.log.info("Exported the course's totals of %d student(s) to %s (reasons: %s)",

@@ -236,6 +236,9 @@ def wrap(text: str, width: int = WIDTH, indent: str = "    ", limit: int = NOTE_
     words, lines, line, used = text.split(), [], indent, 0
     for word in words:
         if used + text_width(word) > limit:
+            if text_width(line + "…") > width:
+                lines.append(line)
+                line = indent + "  "
             line += "…"
             break
         gap = "" if line == indent or line.endswith("  ") else " "
@@ -317,7 +320,7 @@ def render(notebooks: list[str], rows: list[Row], root: Path | None = None) -> s
         for student, key, why in reasons:
             lines += wrap(printable(f"{student} {key}: {why}"), indent="  ", limit=200)
     lines.append("")
-    lines += wrap(limits_line(root), indent="")
+    lines += wrap(limits_line(root), indent="", limit=10_000)
     lines += wrap("— = notebook not handed in (scored 0). · = the other track's notebook "
                   "(2/3 in Numba, 2c/3c in CUDA C): not counted. The total is the student's "
                   "track; GPU checks 'not measured' (no GPU) are out of the maximum, for every "
