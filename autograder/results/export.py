@@ -74,7 +74,7 @@ def write(root: Path, dest: Path) -> tuple[int, Path]:
     return len(rows), reasons
 
 
-class CourseExport(ExportPlugin):  # type: ignore[misc]
+class CourseExport(ExportPlugin):
     """``nbgrader export``'s plugin: :func:`write` for the course directory."""
 
     def export(self, gradebook: Any) -> None:

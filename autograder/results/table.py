@@ -127,6 +127,25 @@ def _viewing_notes(root: Path, student: str, notebook: str, summary: dict) -> li
         notebook=notebook, items=shown)]
 
 
+#: What grading recorded about its own limits and GPU (the footer states them as graded, not
+#: as now; :func:`_gpu_only_unmeasured` reads whether it had a GPU).
+LIMITS_FILE = "grading-limits.json"
+#: A grade cell whose id ends so is a GPU timing (``tiled_gemm_speedup``,
+#: ``tiled_gemm_cuda_speedup``):
+#: graded without a GPU it is not measured for anyone, whoever has been graded yet.
+GPU_ONLY_SUFFIX = "_speedup"
+
+
+def _gpu_only_unmeasured(root: Path, gb: Any) -> set[str]:
+    """The GPU timings of the assignment, when the last grading recorded that it had no GPU
+    (so that a student's maximum never depends on who was graded before them)."""
+    record = root / "autograded" / LIMITS_FILE
+    if not record.is_file() or json.loads(record.read_text()).get("gpu", True):
+        return set()
+    return {f"{nb.name}:{cell.name}" for nb in gb.find_assignment(ASSIGNMENT).notebooks
+            for cell in nb.grade_cells if cell.name.endswith(GPU_ONLY_SUFFIX)}
+
+
 def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
     """Scores from the gradebook, plus what the trusted re-check recorded beside them.
 
@@ -192,6 +211,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
     # leave it out of every maximum, including for notebooks a student did not hand in.
     unmeasured = {x for r in rows for x in r.not_measured}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        unmeasured |= _gpu_only_unmeasured(root, gb)
         for row in rows:
             for name in list(row.scores):
                 if any(x.startswith(f"{name}:") for x in unmeasured) and \
@@ -224,8 +244,6 @@ WIDTH = 100
 #: One note, or one reason a point was lost, is shortened (at a word) past this many columns;
 #: the whole text is in ``grades.csv`` and ``grade-reasons.csv`` (:mod:`.export`).
 NOTE_LIMIT = 300
-#: What grading recorded about its own limits (the footer states them as graded, not as now).
-LIMITS_FILE = "grading-limits.json"
 
 
 def wrap(text: str, width: int = WIDTH, indent: str = "    ", limit: int = NOTE_LIMIT
@@ -281,8 +299,11 @@ def row_notes(row: Row) -> list[str]:
 def grading_limits(cell_timeout: float) -> dict[str, Any]:
     """The sandbox and time limits in force now, as :func:`limits_line` reads them back (the
     harness records them when it grades: ``autograded/`` :data:`LIMITS_FILE`)."""
+    from course.runtime.backend import driver_gpu_count
+
     return {"sandbox": sandbox.sandbox_status(), "cell_timeout": cell_timeout,
-            "after_timeout": limits_mod.Limits.from_env().after_timeout}
+            "after_timeout": limits_mod.Limits.from_env().after_timeout,
+            "gpu": driver_gpu_count()[0] > 0}
 
 
 def limits_line(root: Path | None) -> str:
