@@ -189,15 +189,14 @@ def from_arguments(args: argparse.Namespace) -> int:
         choices = as_typed("LMS=canvas or LMS=moodle", "--lms canvas or --lms moodle")
         got = f"got {args.lms}" if args.lms else "none given"
         raise SystemExit(f"{args.command} needs the LMS: {choices}; {got}")
+    if args.command == "return" and args.lms != "canvas":
+        moodle = as_typed("make export LMS=moodle", "python -m autograder export --lms moodle")
+        raise SystemExit(f"return sends through Canvas's API only "
+                         f"({as_typed('LMS=canvas', '--lms canvas')}); got {args.lms}. "
+                         f"For Moodle: {moodle} and upload its two files")
     root = args.root.resolve()
     students = roster.build(root, args.mapping.resolve() if args.mapping else None,
                             args.include_ungraded, args.include_failed)
     if args.command == "return":
-        if args.lms != "canvas":
-            moodle = as_typed("make export LMS=moodle",
-                              "python -m autograder export --lms moodle")
-            raise SystemExit(f"return sends through Canvas's API only "
-                             f"({as_typed('LMS=canvas', '--lms canvas')}); got {args.lms}. "
-                             f"For Moodle: {moodle} and upload its two files")
         return _return_canvas(args, students)
     return (_export_canvas if args.lms == "canvas" else _export_moodle)(root, args, students)

@@ -168,12 +168,27 @@ def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str |
     return autograde_all(root, engine, graded)
 
 
+def nothing_graded(root: Path) -> str | None:
+    """Why there is no table to show (no gradebook, no assignment, no student in it), naming
+    the next step; None when there is one."""
+    from nbgrader.api import Gradebook
+
+    grade = as_typed("make grade", "python -m autograder grade")
+    if not (root / "gradebook.db").exists() or not ready.has_assignment(root):
+        return f"nothing graded yet: no gradebook of {ASSIGNMENT} in {root}; grade first ({grade})"
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        if not gb.students:
+            return (f"nothing graded yet: the gradebook in {root} has no student; put the class "
+                    f"in submitted/ and grade it ({grade})")
+    return None
+
+
 def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
     """Print the grade table and its summary (and write it as JSON with ``--json``); the exit
     status: 1 if some students could not be graded (``error``) or nothing was graded yet."""
-    if not (root / "gradebook.db").exists():
-        print("nothing graded yet: no gradebook.db in " + str(root) + "; grade first ("
-              + as_typed("make grade", "python -m autograder grade") + ")", file=sys.stderr)
+    why = nothing_graded(root)
+    if why:
+        print(why, file=sys.stderr)
         return 1
     notebooks, rows = collect(root)
     print(render(notebooks, rows, root))
@@ -226,5 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "grade":
         error = grade(root, args, args.students.split(",") if args.students else None)
     if args.command == "table":  # hand grades given since the last grading reach grades.csv
+        why = nothing_graded(root)
+        if why:
+            print(why, file=sys.stderr)
+            return 1
         nbgrader("export", root=root, quiet=True)
     return report(root, args, error)
