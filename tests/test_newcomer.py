@@ -19,9 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import handback_course
 import pytest
 
-import handback_course
 from autograder.viewing.terminal import VIA_MAKE
 
 ROOT = Path(__file__).resolve().parents[1]
