@@ -66,6 +66,7 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
     port, token = lab._free_port(), secrets.token_hex(16)
     base = f"http://127.0.0.1:{port}"
     left: list[str] = []
+    missing: list[str] = []
     with open(tmp_path / "lab.log", "w") as log:
         server = lab._start_lab(tmp_path, root, port, log, token=token)
         try:
@@ -83,6 +84,9 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
 
                 context.route("**/*", offline)
                 page = context.new_page()
+                # MathJax asks for more files as it goes (fonts, extensions): each must be there
+                page.on("response", lambda r: missing.append(f"{r.status} {r.url}")
+                        if r.status >= 400 and "/static/" in r.url else None)
                 page.goto(f"{base}/formgrader?token={token}")
                 page.goto(f"{base}/formgrader/submissions/{submission}/")
                 page.wait_for_function("() => window.MathJax && MathJax.Hub "
@@ -94,9 +98,9 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
                                     ".innerText.includes('$$')")
                 lab.ARTIFACTS.mkdir(exist_ok=True)
                 shot = lab.ARTIFACTS / "week4-formgrader-offline-math.png"
-                cell = page.locator("div.text_cell_render:has(.MathJax_Display)").first
-                cell.scroll_into_view_if_needed()
-                cell.screenshot(path=str(shot))  # a markdown cell with its formulas typeset
+                page.locator(".MathJax_Display").first.scroll_into_view_if_needed()
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(shot))  # the first formulas, typeset
                 students = json.loads(page.evaluate(
                     "async (b) => (await fetch(b + '/formgrader/api/students')).text()", base))
                 submissions = json.loads(page.evaluate(
@@ -110,6 +114,7 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
             lab._stop(server)
     assert left == [], f"the formgrader asked for something off this server: {left}"
     assert typeset > 0 and not raw, (typeset, raw)
+    assert missing == [], f"files MathJax asked for were not served: {missing}"
     (ada,) = [s for s in students if s["id"] == STUDENT]
     assert (ada["score"], ada["max_score"]) == expected, (ada, expected)
     (sub,) = [s for s in submissions if s["student"] == STUDENT]
