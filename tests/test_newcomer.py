@@ -165,3 +165,25 @@ def test_grading_twice_gives_the_same_totals_and_never_a_stale_row(tmp_path: Pat
         " ".join(table2["abe_answer_below_its_test"]["notes"])
     assert "from an earlier grading" not in " ".join(table2["ana_isinstance"]["notes"])
     assert "as graded" in second.stdout  # the limits the grading used, stated once
+
+
+def test_nbgrader_export_writes_the_course_s_totals(tmp_path: Path) -> None:
+    """``nbgrader export`` (what ``make table`` runs) writes ``grades.csv`` through the course's
+    plugin: the grade table's total in nbgrader's columns (a student waiting for hand grading
+    is out of nothing), what it is made of, and the reasons file beside it."""
+    from autograder.results import table
+    from autograder.runner.nbgrader_cli import nbgrader
+
+    root = handback_course.build(tmp_path)
+    assert nbgrader("export", root=root, quiet=True)
+    with open(root / "grades.csv") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
+    notebooks, graded = table.collect(root)
+    assert set(rows) == {r.student for r in graded}
+    for row in graded:
+        score, maximum = table.total(row, notebooks)
+        got = rows[row.student]
+        assert (float(got["score"]), float(got["max_score"])) == (score, maximum), got
+        assert got["notes"] == "; ".join(table.row_notes(row))
+    assert rows["4102"]["to_grade_by_hand"] == "1"
+    assert (root / "grade-reasons.csv").read_text().startswith("student_id,notebook,check,reason")

@@ -38,11 +38,13 @@ def write(root: Path, dest: Path) -> tuple[int, Path]:
     ``root``; the number of students and the reasons file."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    notebooks, rows = table.collect(root)
     people: dict[str, Any] = {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        assignment = gb.find_assignment(ASSIGNMENT)
-        duedate = assignment.duedate or ""
+        try:
+            assignment = gb.find_assignment(ASSIGNMENT)
+        except MissingEntry:  # nothing released or graded yet: the columns alone, as nbgrader
+            assignment = None
+        duedate = (assignment.duedate if assignment is not None else None) or ""
         for student in gb.students:
             try:
                 sub = gb.find_submission(ASSIGNMENT, student.id)
@@ -51,6 +53,7 @@ def write(root: Path, dest: Path) -> tuple[int, Path]:
                 when, penalty = "", 0.0
             people[student.id] = (student.last_name or "", student.first_name or "",
                                   student.email or "", when, penalty)
+    notebooks, rows = table.collect(root) if assignment is not None else ([], [])
     with open(dest, "w", newline="", encoding="utf-8") as fh:
         out = csv.writer(fh)
         out.writerow(COLUMNS)
