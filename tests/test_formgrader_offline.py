@@ -98,7 +98,8 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
                                     ".innerText.includes('$$')")
                 lab.ARTIFACTS.mkdir(exist_ok=True)
                 shot = lab.ARTIFACTS / "week4-formgrader-offline-math.png"
-                page.locator(".MathJax_Display").first.scroll_into_view_if_needed()
+                page.evaluate("() => document.querySelector('.MathJax_Display')"
+                              ".scrollIntoView({block: 'center'})")
                 page.wait_for_timeout(500)
                 page.screenshot(path=str(shot))  # the first formulas, typeset
                 students = json.loads(page.evaluate(
