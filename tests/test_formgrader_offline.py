@@ -98,6 +98,7 @@ def test_the_formgrader_renders_math_offline_and_shows_the_course_total(tmp_path
                                     ".innerText.includes('$$')")
                 lab.ARTIFACTS.mkdir(exist_ok=True)
                 shot = lab.ARTIFACTS / "week4-formgrader-offline-math.png"
+                page.wait_for_timeout(3000)  # the formgrader's own script settles (focus)
                 page.evaluate("() => document.querySelector('.MathJax_Display')"
                               ".scrollIntoView({block: 'center'})")
                 page.wait_for_timeout(500)
