@@ -6,11 +6,14 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
-# make grade ENGINE=slurm SLURM_ARGS="--partition=gpu --gres=gpu:1" (see README)
+# make grade ENGINE=slurm SLURM_ARGS="--partition=gpu --gres=gpu:1" (docs/instructor.md, "Grading a whole class")
 ENGINE  ?= local
 SLURM_ARGS ?=
 # nbgrader runs helper programs (alembic) from PATH: make them this environment's.
 export PATH := $(abspath $(BIN)):$(PATH)
+# Messages name make's variables (COMMIT=1, LMS=moodle), not the Python flags behind them
+# (autograder.viewing.terminal.as_typed).
+export COURSE_VIA_MAKE := 1
 
 .PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table similarity test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
@@ -85,13 +88,13 @@ grade: install
 	  $(if $(GPUS_PER_TASK),--gpus-per-task "$(GPUS_PER_TASK)")
 
 ## An LMS's bulk download (Canvas, Moodle) into submitted/: make collect ZIP=path/to/download.zip
-## [LAYOUT=canvas|moodle] [MAPPING=ids.csv] [REGEX='…' for another LMS] (README, "Handing in")
+## [LAYOUT=canvas|moodle] [MAPPING=ids.csv] [REGEX='…' for another LMS] (docs/instructor.md, "Handing in")
 collect: install
 	$(BIN)/python -m autograder collect --zip "$(ZIP)" \
 	  $(if $(LAYOUT),--layout "$(LAYOUT)") $(if $(MAPPING),--mapping "$(MAPPING)") \
 	  $(if $(REGEX),--regex '$(value REGEX)')
 
-## Grades and feedback back to the LMS (README, "Handing back"), into handback/:
+## Grades and feedback back to the LMS (docs/instructor.md, "Handing back"), into handback/:
 ## make export LMS=canvas [GRADEBOOK=canvas-export.csv] [ASSIGNMENT=<Canvas id or title>]
 ## make export LMS=moodle [WORKSHEET=moodle-worksheet.csv]
 ## make return LMS=canvas [DRY_RUN=1] [STUDENTS=a,b: only these] (CANVAS_URL, CANVAS_COURSE, CANVAS_ASSIGNMENT and

@@ -351,9 +351,11 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
                if hit not in ("GET /md-meta-refresh", "GET /unknown-cell-refresh")]
     assert scripts == [], f"the page policy alone let payloads run: {scripts}"
     assert beacon.hits == [], f"payloads ran where a person looks: {beacon.hits}"
-    # the pages' own requests: the Jupyter server (JupyterLab's API calls included), embedded
-    # images, the feedback file, and MathJax from the CDN nbconvert's templates name
-    own = (f"GET {base}/", "GET data:", "GET file://", f"GET {MATHJAX}")
+    # the pages' own requests: the Jupyter server (JupyterLab's API calls included; the grading
+    # page's MathJax, autograder/viewing/mathjax.py), embedded images, the feedback file, MathJax
+    # from the CDN nbconvert's feedback template names, and about:blank (MathJax's web-font
+    # probe, which leaves the browser for no origin and which font-src refuses anyway)
+    own = (f"GET {base}/", "GET data:", "GET file://", f"GET {MATHJAX}", "GET about:blank")
     foreign = [r for r in requests if not r.startswith(own)
                and not r.startswith((f"{r.split()[0]} {base}/api/",
                                      f"{r.split()[0]} {base}/lab/api/"))]

@@ -56,11 +56,50 @@ def test_summary_per_notebook() -> None:
 
 def test_the_table_shows_hand_grades_once_given() -> None:
     text = table.render(["01", "03", "06"], _rows())
-    ada = next(ln for ln in text.splitlines() if ln.startswith("ada"))
-    cam = next(ln for ln in text.splitlines() if ln.startswith("cam"))
+
+    def block(student: str) -> str:  # the student's row and the notes wrapped below it
+        lines = text.splitlines()
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(student))
+        end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith(" "))
+        return " ".join(ln.strip() for ln in lines[start:end])
+
+    ada, cam = block("ada"), block("cam")
     assert "to grade by hand: 06:why_not_tile_32" in ada and "graded by hand" not in \
         ada.replace("to grade by hand", "")
     assert "graded by hand: 06:why_not_tile_32 2/2" in cam and "to grade" not in cam
+
+
+def test_the_table_fits_100_columns_and_wraps_notes_at_words() -> None:
+    """Issue 38: rows of ~145 columns and notes of ~900 wrapped in a terminal, and reasons were
+    cut at 200 characters mid-word. Every line fits 100 columns (Hangul counts two); a long
+    note wraps at spaces and ends with "…" at a word; every word of a long reason that is
+    shown is whole."""
+    from course.runtime.i18n import text_width
+
+    rows = _rows()
+    words = [f"word{i:03d}" for i in range(200)]
+    rows[0].notes.append("long: " + " ".join(words))
+    rows[1].notes.append("한국어 노트 " * 80)
+    rows[1].lost["01:x"] = "AssertionError: " + " ".join(words)
+    text = table.render(["01", "03", "06"], rows)
+    assert max(text_width(ln) for ln in text.splitlines()) <= table.WIDTH
+    shown = " ".join(text.split()).replace("…", " ")
+    assert "word000" in shown and "word199" not in shown  # shortened, at a word
+    for token in shown.split():
+        if token.startswith("word"):
+            assert token.rstrip(";,") in words, token  # never cut inside a word
+    assert "grade-reasons.csv" in text and "per cell, then" in text
+
+
+def test_the_limits_line_states_the_limits_as_graded(tmp_path) -> None:
+    import json
+
+    (tmp_path / "autograded").mkdir()
+    (tmp_path / "autograded" / table.LIMITS_FILE).write_text(json.dumps(
+        {"sandbox": "bubblewrap", "cell_timeout": 60, "after_timeout": 20, "gpu": False}))
+    line = table.limits_line(tmp_path)
+    assert "as graded" in line and "60 s per cell, then 20 s for the rest" in line
+    assert line.count(" s ") + line.count(" s,") == 2  # one set of time limits, stated once
 
 
 def test_workers_default_and_override(monkeypatch) -> None:

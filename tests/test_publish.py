@@ -255,7 +255,9 @@ def test_publish_refuses_on_a_leak_and_writes_nothing(monkeypatch, tmp_path, cap
     assert "refused" in err and "course/notebooks/examples.py" in err
 
 
-def test_publish_writes_the_distribution_into_a_clone_and_tags_it(tmp_path) -> None:
+def test_publish_writes_the_distribution_into_a_clone_and_tags_it(tmp_path, monkeypatch) -> None:
+    # a real course's URL (the warning alone: the README's links stay as generated here)
+    monkeypatch.setattr(publish.generated, "placeholder_warning", lambda: None)
     out = tmp_path / "week4-student"
     subprocess.run(["git", "init", "-q", str(out)], check=True)
     for key, value in (("user.name", "Instructor"), ("user.email", "i@example.org")):
@@ -290,6 +292,18 @@ def test_publish_writes_the_distribution_into_a_clone_and_tags_it(tmp_path) -> N
     (out / "README.md").write_text("changed\n")
     with pytest.raises(SystemExit, match="bump"):
         publish.commit_and_tag(out)
+
+
+def test_publish_refuses_to_commit_while_the_url_is_the_placeholder(tmp_path, capsys) -> None:
+    assert config.is_placeholder()
+    out = tmp_path / "week4-student"
+    subprocess.run(["git", "init", "-q", str(out)], check=True)
+    assert publish.publish(ROOT, out, commit=True, wheel_dir=tmp_path / "wheel") == 1
+    err = capsys.readouterr().err
+    assert "refused: nothing committed or tagged" in err and "COURSE_REPO_URL" in err
+    assert not (out / "course").exists()
+    tags = subprocess.run(["git", "-C", str(out), "tag"], capture_output=True, text=True).stdout
+    assert tags == ""
 
 
 # --- what course ships reveals no hidden test's parameters ------------------------------------

@@ -222,14 +222,20 @@ def test_readme_links_every_release_notebook_on_colab() -> None:
     section = text[text.index(release.BEGIN_LINKS):text.index(release.END_LINKS)]
     for path in RELEASE:
         assert f"({config.colab_url(path.name)})" in section
-    # the quick start's first step: keep this repository private, publish the student
-    # distribution (where students install from: COURSE_REPO_URL), and how to update it
-    first_step = text[text.index("## Quick start"):].split("\n1. ", 1)[1].split("\n2. ", 1)[0]
-    assert first_step.startswith("**Keep this repository private; publish the student "
-                                 "distribution.**")
+    # keep this repository private; publish the student distribution (where students install
+    # from: COURSE_REPO_URL), and how to update it: one short README section, the whole story
+    # in docs/instructor.md
+    assert "keep it private" in text
+    publish = text[text.index("## Publish for students"):].split("\n## ", 1)[0]
+    for words in ("`COURSE_REPO_URL`", "make publish", "COMMIT=1", "docs/instructor.md"):
+        assert words in publish, words
+    guide = (ROOT / "docs" / "instructor.md").read_text()
+    section = guide[guide.index("## Publishing for students"):].split("\n## ", 1)[0]
+    assert section.split("\n\n", 1)[1].startswith(
+        "**Keep this repository private; publish the student distribution.**")
     for words in ("`COURSE_REPO_URL`", "make publish", "**When the release changes**",
                   "`COURSE_VERSION`", "push --follow-tags"):
-        assert words in first_step, words
+        assert words in section, words
 
 
 def test_readme_links_every_korean_release_notebook_on_colab_in_its_korean_section() -> None:

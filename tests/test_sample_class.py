@@ -650,3 +650,74 @@ def test_the_lms_students_go_back_to_canvas_and_moodle(graded, monkeypatch, caps
     assert put.path == f"{API}4101"
     assert dict(put.form)["submission[posted_grade]"] == expected("uma_canvas_zip")
     assert TOKEN not in out
+
+
+def test_one_total_everywhere_for_every_sample_student(graded, tmp_path, capsys) -> None:
+    """Issue 38: every place that shows a student's total shows the grade table's — the table
+    as printed, the progress line, ``grades.csv``, the formgrader's Manage Students and
+    Submissions (nbgrader's API as the course's server extension serves it) and the Canvas
+    and Moodle exports (every student given an id by a mapping file, waiting and failed ones
+    included) — for every sample student graded."""
+    import csv
+
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.cli import harness
+    from autograder.results import formgrader_totals
+
+    course, table, printed = graded
+    expected = {s: tuple(r["total"]) for s, r in table.items()}
+    assert sorted(expected) == MEMBERS
+
+    def number(value: float) -> str:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+
+    shown = {ln.split()[0]: ln.split()[-1] for ln in printed.splitlines()
+             if ln.split()[:1] and ln.split()[0] in expected and "/" in ln.split()[-1]
+             and "graded" not in ln}
+    progress = {ln.split()[0]: ln.split()[4] for ln in printed.splitlines()
+                if ln.split()[:1] and ln.split()[0] in expected and " graded  " in ln}
+    with open(course / "grades.csv") as fh:
+        exported = {r["student_id"]: (float(r["score"]), float(r["max_score"]))
+                    for r in csv.DictReader(fh)}
+    formgrader_totals.install()
+    api = NbGraderAPI(CourseDirectory(root=str(course)))
+    students = {s["id"]: (s["score"], s["max_score"]) for s in api.get_students()}
+    submissions = {s["student"]: (s["score"], s["max_score"])
+                   for s in api.get_submissions("week4")}
+    # every student an id in both LMSs (the ones collected from a zip keep that LMS's own)
+    mapping = tmp_path / "ids.csv"
+    ids = {s: str(9000 + i) for i, s in enumerate(sorted(expected))}
+    mapping.write_text("lms_id,student_id\n" + "".join(f"{v},{k}\n" for k, v in ids.items()))
+    common = ["--root", str(course), "--mapping", str(mapping), "--include-ungraded",
+              "--include-failed"]
+    assert harness.main(["export", "--lms", "canvas", *common]) == 0
+    assert harness.main(["export", "--lms", "moodle", *common]) == 0
+    capsys.readouterr()
+    by_id = {v: k for k, v in ids.items()}
+    canvas_rows = list(csv.reader((course / "handback" / "canvas-import.csv").open()))[2:]
+    canvas = {by_id.get(r[1], r[0]): r[5] for r in canvas_rows}
+    moodle = {by_id.get(r["Identifier"].removeprefix("Participant "), r["Full name"]):
+              r["Grade"] for r in csv.DictReader(
+                  (course / "handback" / "moodle-worksheet.csv").open())}
+    problems = []
+    for student, (score, maximum) in expected.items():
+        for where, got in (("table", shown.get(student)),
+                           ("progress line", progress.get(student)),
+                           ("grades.csv", exported.get(student)),
+                           ("Manage Students", students.get(student)),
+                           ("Submissions", submissions.get(student))):
+            want = f"{score:g}/{maximum:g}" if isinstance(got, str) or got is None \
+                else (score, maximum)
+            if got != want:
+                problems.append(f"{student}: {where} shows {got}, the table {want}")
+        for where, got in (("Canvas", canvas.get(student)), ("Moodle", moodle.get(student))):
+            if got is not None and got != number(score):
+                problems.append(f"{student}: {where} has {got}, the table {number(score)}")
+    from autograder.handback import roster
+
+    zipped = set(roster._from_collection(course))  # their LMS's own ids: the test above
+    handed = {s for s, r in table.items() if set(r["missing"]) < set(r["scores"])} - zipped
+    assert handed <= set(canvas) | set(moodle), handed - set(canvas) - set(moodle)
+    assert not problems, "\n".join(problems)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from autograder.handback import canvas_csv, canvas_upload, moodle, package, roster
 from autograder.handback.roster import READY, Student
-from autograder.viewing.terminal import printable
+from autograder.viewing.terminal import as_typed, printable
 
 OUT = "handback"
 LMSS = ("canvas", "moodle")
@@ -66,6 +67,30 @@ def _summary(title: str, students: list[Student], sent: list[Student], left_out:
     return printable("\n".join(lines))  # names and reasons are the students' and the LMS's
 
 
+def _nothing(lms: str, students: list[Student], verb: str = "exported") -> int:
+    """Nobody to hand back is not a success: say why, name the next step, exit 1."""
+    ready = [s for s in students if s.state == READY]
+    if not students:
+        why = "the gradebook has no student"
+        step = f"grade the class first ({as_typed('make grade', 'python -m autograder grade')})"
+    elif not ready:
+        why = f"none of the {len(students)} student(s) has a final grade (see the list above)"
+        step = ("finish what the list names (hand grading in the formgrader, then "
+                f"{as_typed('make table', 'python -m autograder table')}), or send what was "
+                f"graded with {as_typed('INCLUDE_UNGRADED=1', '--include-ungraded')}")
+    else:
+        name = {"canvas": "Canvas user id", "moodle": "Moodle participant id"}[lms]
+        why = f"none of the {len(ready)} ready student(s) has a {name}"
+        collect = as_typed(f"make collect ZIP=<download>.zip LAYOUT={lms}",
+                           f"python -m autograder collect --zip <download>.zip --layout {lms}")
+        mapping = as_typed("MAPPING=ids.csv", "--mapping ids.csv")
+        step = (f"collect from {lms.capitalize()}'s zip ({collect}) or give {mapping} "
+                "(lms_id,student_id)")
+    print(f"nothing {verb} to {lms.capitalize()}: {why}; no file was written. Next: {step}, "
+          "then run it again.", file=sys.stderr)
+    return 1
+
+
 def _export_canvas(root: Path, args: argparse.Namespace, students: list[Student]) -> int:
     export = canvas_csv.read_export(args.gradebook.resolve()) if args.gradebook else None
     title, aid = canvas_csv.pick_assignment(export, args.assignment)
@@ -85,6 +110,10 @@ def _export_canvas(root: Path, args: argparse.Namespace, students: list[Student]
     never = [f"{r.get('Student') or '(no name)'} (Canvas ID {r.get('ID') or '?'})"
              for r in lms_only]
     print(_summary("export LMS=canvas", students, written, left_out, never, "canvas", out_of))
+    if not written:
+        path.unlink(missing_ok=True)
+        archive.unlink(missing_ok=True)
+        return _nothing("canvas", students)
     for note in zip_notes:
         print(f"  ZIP      {note}")
     column = f"{title} ({aid})" if aid else f"{title} (a new assignment)"
@@ -101,6 +130,10 @@ def _export_moodle(root: Path, args: argparse.Namespace, students: list[Student]
                                                                 args.out_of, participants)
     print(_summary("export LMS=moodle", students, written, left_out, never, "moodle",
                    args.out_of))
+    if not written:
+        worksheet.unlink(missing_ok=True)
+        archive.unlink(missing_ok=True)
+        return _nothing("moodle", students)
     points = roster.points_possible(students, args.out_of)  # what the worksheet is on
     print(f"wrote {worksheet} (grades on {points:g} points: set the Moodle assignment's "
           "Maximum grade to that, or give OUT_OF=; Moodle → the assignment → Upload grading "
@@ -138,6 +171,9 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
         print(f"sending to {target.url}, course {target.course_id}, assignment "
               f"{target.assignment_id} (token from {source})")
         failed = canvas_upload.send(target, token, todo, args.out_of)
+    if not todo:
+        print(_summary("return LMS=canvas", students, [], left_out, [], "canvas", args.out_of))
+        return _nothing("canvas", students, "sent")
     sent = [w for w, _, _ in todo if w.student not in failed]
     title = "return LMS=canvas" + (" (dry run: IN = would be sent)" if args.dry_run else "")
     not_sent = [f"{line} (not sent)" for line in failed.values()]
@@ -150,13 +186,17 @@ def _return_canvas(args: argparse.Namespace, students: list[Student]) -> int:
 def from_arguments(args: argparse.Namespace) -> int:
     """``python -m autograder export|return …``: the exit status."""
     if args.lms not in LMSS:
-        raise SystemExit(f"{args.command} needs the LMS: LMS=canvas or LMS=moodle")
+        choices = as_typed("LMS=canvas or LMS=moodle", "--lms canvas or --lms moodle")
+        got = f"got {args.lms}" if args.lms else "none given"
+        raise SystemExit(f"{args.command} needs the LMS: {choices}; {got}")
+    if args.command == "return" and args.lms != "canvas":
+        moodle = as_typed("make export LMS=moodle", "python -m autograder export --lms moodle")
+        raise SystemExit(f"return sends through Canvas's API only "
+                         f"({as_typed('LMS=canvas', '--lms canvas')}); got {args.lms}. "
+                         f"For Moodle: {moodle} and upload its two files")
     root = args.root.resolve()
     students = roster.build(root, args.mapping.resolve() if args.mapping else None,
                             args.include_ungraded, args.include_failed)
     if args.command == "return":
-        if args.lms != "canvas":
-            raise SystemExit("make return sends through Canvas's API only; for Moodle, "
-                             "`make export LMS=moodle` and upload its two files")
         return _return_canvas(args, students)
     return (_export_canvas if args.lms == "canvas" else _export_moodle)(root, args, students)

@@ -43,16 +43,25 @@ from autograder.cli import handback
 from autograder.engines import gpus, progress
 from autograder.engines.local import workers
 from autograder.engines.slurm import SLURM_DIR
+from autograder.grading.config import cell_timeout
 from autograder.handin import collect as handin_collect
 from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
-from autograder.results.table import collect, render, similarity_note
+from autograder.results.table import (
+    LIMITS_FILE,
+    collect,
+    grading_limits,
+    render,
+    similarity_note,
+    total,
+)
 from autograder.runner.names import ASSIGNMENT, submitted_students
 from autograder.runner.nbgrader_cli import LAST_FAILURE, nbgrader
 from autograder.similarity import command as similarity
 from autograder.viewing import feedback as viewing_feedback
+from autograder.viewing.terminal import as_typed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,6 +103,8 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
            if isinstance(engine, engines.LocalEngine) else f"engine {engine.name}")
     print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> ({how})",
           flush=True)
+    (root / "autograded").mkdir(exist_ok=True)  # the table states the limits as graded
+    (root / "autograded" / LIMITS_FILE).write_text(json.dumps(grading_limits(cell_timeout())))
     error = None
     with progress.Progress(len(students)) as bar:
         try:
@@ -155,7 +166,16 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
 
 def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str | None:
     """Autograde the students of ``submitted/`` (``only`` those, if given) with the engine the
-    options name; the engine's error message, or None."""
+    options name; the engine's error message, or None. Nothing in ``submitted/`` is not a
+    success: it says so, names the next step and exits 1 (no table of an earlier run)."""
+    if not submitted_students(root):
+        collect_zip = as_typed("make collect ZIP=<the LMS's download>.zip",
+                               "python -m autograder collect --zip <the LMS's download>.zip")
+        again = as_typed("make grade", "python -m autograder grade")
+        raise SystemExit(f"nothing to grade: {root / 'submitted'} holds no student's folder. "
+                         f"Collect the class first ({collect_zip}, or put each student's "
+                         f"notebooks in submitted/<student id>/{ASSIGNMENT}/), then {again} "
+                         "again.")
     graded = ready.ready_to_grade(root, nbgrader, only)
     engine = engines.make_engine(args.engine, workers=args.workers or workers(),
                                  per_task=args.per_task, sbatch_args=args.sbatch_args,
@@ -163,11 +183,30 @@ def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str |
     return autograde_all(root, engine, graded)
 
 
+def nothing_graded(root: Path) -> str | None:
+    """Why there is no table to show (no gradebook, no assignment, no student in it), naming
+    the next step; None when there is one."""
+    from nbgrader.api import Gradebook
+
+    grade = as_typed("make grade", "python -m autograder grade")
+    if not (root / "gradebook.db").exists() or not ready.has_assignment(root):
+        return f"nothing graded yet: no gradebook of {ASSIGNMENT} in {root}; grade first ({grade})"
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        if not gb.students:
+            return (f"nothing graded yet: the gradebook in {root} has no student; put the class "
+                    f"in submitted/ and grade it ({grade})")
+    return None
+
+
 def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
     """Print the grade table and its summary (and write it as JSON with ``--json``); the exit
-    status: 1 if some students could not be graded (``error``)."""
+    status: 1 if some students could not be graded (``error``) or nothing was graded yet."""
+    why = nothing_graded(root)
+    if why:
+        print(why, file=sys.stderr)
+        return 1
     notebooks, rows = collect(root)
-    print(render(notebooks, rows))
+    print(render(notebooks, rows, root))
     print()
     print(progress.summary(notebooks, rows))
     note = similarity_note(root)
@@ -175,7 +214,8 @@ def report(root: Path, args: argparse.Namespace, error: str | None) -> int:
         print(note)
     if args.json:
         args.json.write_text(json.dumps(
-            {r.student: {"scores": r.scores, "not_measured": r.not_measured,
+            {r.student: {"total": total(r, notebooks), "scores": r.scores,
+                         "not_measured": r.not_measured,
                          "manual": r.manual, "hand_graded": r.hand_graded,
                          "missing": r.missing, "failed": r.failed, "notes": r.notes,
                          "lost": r.lost, "differs": r.differs,
@@ -221,5 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "grade":
         error = grade(root, args, args.students.split(",") if args.students else None)
     if args.command == "table":  # hand grades given since the last grading reach grades.csv
+        why = nothing_graded(root)
+        if why:
+            print(why, file=sys.stderr)
+            return 1
         nbgrader("export", root=root, quiet=True)
     return report(root, args, error)

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from autograder.engines.gpus import GradingGpu, bind_slots, grading_gpus
 from autograder.engines.progress import StudentResult
-from autograder.results.table import collect
+from autograder.results.table import collect, total
 from autograder.runner.names import ASSIGNMENT
 from autograder.runner.nbgrader_cli import (
     LAST_FAILURE,
@@ -52,17 +52,16 @@ class Engine(Protocol):
 
 
 def student_result(root: Path, student: str, seconds: float, ok: bool) -> StudentResult:
-    """The progress line's numbers for one student, read from the gradebook."""
+    """The progress line's numbers for one student: the grade table's total
+    (:func:`autograder.results.table.total`: their track, not-measured checks out of the
+    maximum as for the class graded so far), read from the gradebook."""
     notebooks = len(list((root / "autograded" / student / ASSIGNMENT).glob("*.ipynb")))
     try:
-        _, rows = collect(root, only=[student])
+        names, rows = collect(root)  # the whole class: not-measured checks are the class's
     except Exception:  # noqa: BLE001 - the line must not stop grading; the table says more
-        rows = []
-    # As the table counts: the other track's notebooks are left out of score and maximum.
-    score = sum(s for row in rows for nb, (s, _) in row.scores.items()
-                if nb not in row.off_track)
-    maximum = sum(m for row in rows for nb, (_, m) in row.scores.items()
-                  if nb not in row.off_track)
+        names, rows = [], []
+    score, maximum = next((total(row, names) for row in rows if row.student == student),
+                          (0.0, 0.0))
     return StudentResult(student, notebooks, score, maximum, round(seconds, 1), ok)
 
 

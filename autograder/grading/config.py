@@ -124,7 +124,7 @@ def configure(c: Any, root: Path) -> None:
     from autograder.grading.languages import LocalizedOverwriteCells
     from autograder.grading.normalise import NormaliseCells
     from autograder.grading.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
-    from autograder.viewing import exporter
+    from autograder.viewing import exporter, mathjax
     from autograder.viewing.notebook import CleanForViewing
 
     root = root.resolve()
@@ -174,8 +174,13 @@ def configure(c: Any, root: Path) -> None:
     c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
     # The formgrader's exporter and generate_feedback's both read c.HTMLExporter.
     exporter.configure(c)
+    # grades.csv holds the grade table's total (one track, not-measured checks out of the
+    # maximum), not nbgrader's sum of every notebook: autograder/results/export.py
+    c.ExportApp.plugin_class = "autograder.results.export.CourseExport"
 
     paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(
         [str(kernels), *(p for p in paths if p != str(kernels))])
     os.environ[sandbox.ROOT_ENV] = str(root)
+    # the formgrader's math from this server, not a CDN (after the kernels' folder: first)
+    mathjax.configure()

@@ -27,6 +27,7 @@ from autograder.handin import lms
 from autograder.handin import report as handin_report
 from autograder.results import table
 from autograder.runner.names import ASSIGNMENT
+from autograder.viewing.terminal import as_typed
 from course.runtime.i18n import DEFAULT, in_language
 
 READY = "ready"
@@ -166,7 +167,8 @@ def build(root: Path, mapping: Path | None = None, include_ungraded: bool = Fals
     from nbgrader.api import Gradebook
 
     if not (root / "gradebook.db").exists():
-        raise SystemExit(f"no gradebook.db in {root}: grade first (`make grade`)")
+        raise SystemExit(f"nothing to hand back: no gradebook.db in {root}; grade first "
+                         f"({as_typed('make grade', 'python -m autograder grade')})")
     collected = _from_collection(root)
     mapped = reverse_mapping(mapping)
     notebooks, rows = table.collect(root)

@@ -109,8 +109,11 @@ def ready_to_grade(root: Path, run: Callable[..., bool], students: list[str] | N
         raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
     ensure_assignment(root, run)
     entries = tidy.tidy(root, students)
+    # what an LMS's zip brought, for the students in submitted/ now (an earlier zip's rows of
+    # students since removed would read as if they were collected again)
     zip_rows = [e for e in report.read(root) if e.step.startswith("zip")
-                and (students is None or e.student in students)]
+                and (e.student in (everyone if students is None else students)
+                     or (students is None and not e.student))]
     print(report.summary(zip_rows + entries, submitted, "collection"))
     print(f"(every handed-in file and what became of it: {root / report.CSV_NAME})", flush=True)
     chosen = everyone if students is None else students

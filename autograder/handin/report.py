@@ -126,8 +126,9 @@ def summary(entries: list[Entry], submitted: Path, title: str) -> str:
     students = submitted_students(submitted.parent)
     counts = {s: len(list((submitted / s).glob("*/*.ipynb"))) for s in students}
     by = Counter(e.outcome for e in entries)
-    lines = [f"{title}: {len(students)} student(s) in {submitted.name}/, "
-             + ", ".join(f"{by[o]} {o}" for o in OUTCOMES if by[o])]
+    outcomes = ", ".join(f"{by[o]} {o}" for o in OUTCOMES if by[o])
+    lines = [f"{title}: {len(students)} student(s) in {submitted.name}/"
+             + (f", {outcomes}" if outcomes else "")]
     for student in students:
         lines.append(f"  {student:<28} {counts[student]} notebook(s)")
     for entry in entries:

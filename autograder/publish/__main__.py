@@ -9,7 +9,8 @@ distribution, check it, and write it only if it holds no answer.
 4. replace ``DIR`` (default ``student-dist/``) with it — a ``.git`` folder there is kept, so
    ``DIR`` can be a clone of the student repository — and put the wheel in
    ``build/student-wheel/``;
-5. with ``--commit``, commit everything in ``DIR`` and tag it ``COURSE_REF`` (``v`` +
+5. with ``--commit`` (``COMMIT=1``; refused while the repository URL is the placeholder),
+   commit everything in ``DIR`` and tag it ``COURSE_REF`` (``v`` +
    ``COURSE_VERSION``): then ``git -C DIR push --follow-tags`` publishes it.
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from autograder.publish import leaks, student_tree
 from autograder.release import freshness, generated
+from autograder.viewing.terminal import as_typed
 from course.runtime import config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,8 +66,8 @@ def _git(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def commit_and_tag(out: Path) -> str:
     """Commit ``out`` (a git work tree) and tag it ``COURSE_REF``; what to run next."""
     if _git(out, "rev-parse", "--git-dir").returncode != 0:
-        raise SystemExit(f"--commit: {out} is not a git repository (clone the student "
-                         "repository there first)")
+        raise SystemExit(f"{as_typed('COMMIT=1', '--commit')}: {out} is not a git repository "
+                         "(clone the student repository there first)")
     tag = config.COURSE_REF
     _git(out, "add", "-A")
     changed = _git(out, "diff", "--cached", "--name-only").stdout.split()
@@ -102,6 +104,11 @@ def publish(root: Path, out: Path, commit: bool = False, wheel_dir: Path | None 
     warning = generated.placeholder_warning()
     if warning:
         print(warning, file=sys.stderr)
+        if commit:  # a tag students could be sent to, on a URL that installs nothing
+            print(f"refused: nothing committed or tagged in {out} while COURSE_REPO_URL is the "
+                  "placeholder; set it in course/runtime/config.py, `make release`, then "
+                  "publish again", file=sys.stderr)
+            return 1
     with tempfile.TemporaryDirectory() as tmp:
         stage = student_tree.build(root, Path(tmp) / "student")
         wheel = student_tree.build_wheel(stage, Path(tmp) / "wheel")
@@ -125,8 +132,11 @@ def publish(root: Path, out: Path, commit: bool = False, wheel_dir: Path | None 
     if commit:
         print(f"committed and tagged {config.COURSE_REF}; now: {commit_and_tag(out)}")
     else:
-        print(f"to publish: commit {out} to the student repository ({config.COURSE_REPO_URL}), "
-              f"tag it {config.COURSE_REF} and push (or run again with --commit in a clone)")
+        again = as_typed(f"make publish PUBLISH_OUT={out} COMMIT=1", "--commit")
+        where = ("the student repository, once COURSE_REPO_URL is set (now the placeholder)"
+                 if warning else f"the student repository ({config.COURSE_REPO_URL})")
+        print(f"to publish: commit {out} to {where}, tag it {config.COURSE_REF} and push (or, "
+              f"in a clone of it, run again with {again})")
     return 0
 
 

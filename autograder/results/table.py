@@ -11,17 +11,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder.grading import normalise
+from autograder.grading.config import cell_timeout
 from autograder.handin import failure
 from autograder.handin import report as handin_report
 from autograder.runner.names import ASSIGNMENT
 from autograder.runner.nbgrader_cli import GRADING_FAILED
 from autograder.sandbox import bwrap as sandbox
+from autograder.sandbox import limits as limits_mod
 from autograder.similarity import summary as similarity_report
 from autograder.viewing import notebook as viewing
 from autograder.viewing.terminal import printable
-from course.runtime.i18n import DEFAULT, in_language
+from course.runtime.i18n import DEFAULT, in_language, text_width
 
 #: Notebooks 2 and 3 exist in two tracks; a student does one. The other track's notebooks are
 #: shown but never counted (see :func:`choose_track`).
@@ -100,7 +103,8 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
     for gid, cell in summary.get("cells", {}).items():
         key = f"{notebook}:{gid}"
         if cell.get("status") == "fail":
-            row.lost[key] = f"{cell.get('ename')}: {cell.get('evalue')}".splitlines()[0][:200]
+            # whole (the table shortens it at a word; grade-reasons.csv keeps it), bounded
+            row.lost[key] = " ".join(f"{cell.get('ename')}: {cell.get('evalue')}".split())[:4000]
         shown = (cell.get("notebook") or {}).get("status")
         if shown in ("pass", "fail") and cell.get("status") in ("pass", "fail") \
                 and shown != cell["status"]:
@@ -129,6 +133,25 @@ def _viewing_notes(root: Path, student: str, notebook: str, summary: dict) -> li
         notebook=notebook, items=shown)]
 
 
+#: What grading recorded about its own limits and GPU (the footer states them as graded, not
+#: as now; :func:`_gpu_only_unmeasured` reads whether it had a GPU).
+LIMITS_FILE = "grading-limits.json"
+#: A grade cell whose id ends so is a GPU timing (``tiled_gemm_speedup``,
+#: ``tiled_gemm_cuda_speedup``):
+#: graded without a GPU it is not measured for anyone, whoever has been graded yet.
+GPU_ONLY_SUFFIX = "_speedup"
+
+
+def _gpu_only_unmeasured(root: Path, gb: Any) -> set[str]:
+    """The GPU timings of the assignment, when the last grading recorded that it had no GPU
+    (so that a student's maximum never depends on who was graded before them)."""
+    record = root / "autograded" / LIMITS_FILE
+    if not record.is_file() or json.loads(record.read_text()).get("gpu", True):
+        return set()
+    return {f"{nb.name}:{cell.name}" for nb in gb.find_assignment(ASSIGNMENT).notebooks
+            for cell in nb.grade_cells if cell.name.endswith(GPU_ONLY_SUFFIX)}
+
+
 def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
     """Scores from the gradebook, plus what the trusted re-check recorded beside them.
 
@@ -148,6 +171,8 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
             if failed.exists():
                 row.notes.append("GRADING FAILED (re-grade after fixing): "
                                  + failure.explain(failed.read_text()))
+            if not (root / "submitted" / student).is_dir():
+                row.notes.append("from an earlier grading: not in submitted/ now")
             row.notes += handin_report.notes_for(root, student)
             try:
                 sub = gb.find_submission(ASSIGNMENT, student)
@@ -192,6 +217,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
     # leave it out of every maximum, including for notebooks a student did not hand in.
     unmeasured = {x for r in rows for x in r.not_measured}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        unmeasured |= _gpu_only_unmeasured(root, gb)
         for row in rows:
             for name in list(row.scores):
                 if any(x.startswith(f"{name}:") for x in unmeasured) and \
@@ -219,44 +245,115 @@ def total(row: Row, notebooks: list[str]) -> tuple[float, float]:
     return score, maximum
 
 
-def render(notebooks: list[str], rows: list[Row]) -> str:
-    """A plain-text table, one row per student."""
+#: The table fits a terminal this wide; notes wrap at words below their row.
+WIDTH = 100
+#: One note, or one reason a point was lost, is shortened (at a word) past this many columns;
+#: the whole text is in ``grades.csv`` and ``grade-reasons.csv`` (:mod:`.export`).
+NOTE_LIMIT = 300
+
+
+def wrap(text: str, width: int = WIDTH, indent: str = "    ", limit: int = NOTE_LIMIT
+         ) -> list[str]:
+    """``text`` in lines of at most ``width`` columns (Hangul counts two), broken at spaces,
+    never inside a word; past ``limit`` columns it stops at a word and ends with "…". A single
+    word wider than a line stays whole on its own line."""
+    words, lines, line, used = text.split(), [], indent, 0
+    for word in words:
+        if used + text_width(word) > limit:
+            if text_width(line + "…") > width:
+                lines.append(line)
+                line = indent + "  "
+            line += "…"
+            break
+        gap = "" if line == indent or line.endswith("  ") else " "
+        if line.strip() and text_width(line + gap + word) > width:
+            lines.append(line)
+            line, gap = indent + "  ", ""
+        line += gap + word
+        used += text_width(word) + 1
+    if line.strip():
+        lines.append(line)
+    return lines
+
+
+def _cell(row: Row, nb: str) -> str:
+    if nb in row.off_track:
+        return "·"
+    if nb in row.missing:
+        return "—"
+    s, m = row.scores.get(nb, (0.0, 0.0))
+    return f"{s:g}/{m:g}"
+
+
+def row_notes(row: Row) -> list[str]:
+    """Everything the table says about a student beside the numbers (whole, unshortened)."""
+    notes = [f"track: {row.track}"] if row.track else []
+    notes += row.notes
+    if row.manual:
+        notes.append(f"to grade by hand: {', '.join(row.manual)}")
+    if row.hand_graded:
+        notes.append(f"graded by hand: {', '.join(row.hand_graded)}")
+    if row.not_measured:
+        notes.append(f"{len(row.not_measured)} GPU check(s) not measured (no GPU), out of the "
+                     "maximum: " + ", ".join(row.not_measured))
+    if row.differs:
+        notes.append("the notebook's own verdict differed for "
+                     + ", ".join(f"{k} ({v})" for k, v in row.differs.items()))
+    return notes
+
+
+def grading_limits(cell_timeout: float) -> dict[str, Any]:
+    """The sandbox and time limits in force now, as :func:`limits_line` reads them back (the
+    harness records them when it grades: ``autograded/`` :data:`LIMITS_FILE`)."""
+    from course.runtime.backend import driver_gpu_count
+
+    return {"sandbox": sandbox.sandbox_status(), "cell_timeout": cell_timeout,
+            "after_timeout": limits_mod.Limits.from_env().after_timeout,
+            "gpu": driver_gpu_count()[0] > 0}
+
+
+def limits_line(root: Path | None) -> str:
+    """The sandbox and the time limits, once: as the last grading recorded them (else as
+    they would be now, and said so)."""
+    record = root / "autograded" / LIMITS_FILE if root is not None else None
+    if record is not None and record.is_file():
+        data, when = json.loads(record.read_text()), "as graded"
+    else:
+        data, when = grading_limits(cell_timeout()), "not recorded by a grading; as set now"
+    return (f"sandbox ({when}): {data['sandbox']}; time: {data['cell_timeout']:g} s per cell, "
+            f"then {data['after_timeout']:g} s for the rest of that notebook after a timeout")
+
+
+def render(notebooks: list[str], rows: list[Row], root: Path | None = None) -> str:
+    """A plain-text table at most :data:`WIDTH` columns wide: one line of scores per student,
+    their notes wrapped at words below it, then why points were lost and what the signs mean."""
     short = [n.split("_", 1)[0] for n in notebooks]
-    head = f"{'student':<28}" + "".join(f"{s:>10}" for s in short) + f"{'total':>12}  notes"
+    cell = max([6, *(len(_cell(r, nb)) + 1 for r in rows for nb in notebooks)])
+    name = WIDTH - cell * len(notebooks) - 9
+    head = f"{'student':<{name}}" + "".join(f"{s:>{cell}}" for s in short) + f"{'total':>9}"
     lines = [head, "-" * len(head)]
     for row in rows:
-        cells = []
-        for nb in notebooks:
-            s, m = row.scores.get(nb, (0.0, 0.0))
-            if nb in row.off_track:
-                cells.append("·".rjust(10))
-                continue
-            cells.append(("—" if nb in row.missing else f"{s:g}/{m:g}").rjust(10))
         tot, mx = total(row, notebooks)
-        notes = [f"track: {row.track}"] if row.track else []
-        notes += row.notes
-        if row.manual:
-            notes.append(f"to grade by hand: {', '.join(row.manual)}")
-        if row.hand_graded:
-            notes.append(f"graded by hand: {', '.join(row.hand_graded)}")
-        if row.not_measured:
-            notes.append(f"{len(row.not_measured)} GPU check(s) not measured (no GPU): "
-                         + ", ".join(row.not_measured))
-        if row.differs:
-            notes.append("the notebook's own verdict differed for "
-                         + ", ".join(f"{k} ({v})" for k, v in row.differs.items()))
-        lines.append(printable(f"{row.student:<28}" + "".join(cells)
-                               + f"{tot:g}/{mx:g}".rjust(12) + "  " + "; ".join(notes)))
-    reasons = [printable(f"  {row.student} {key}: {why}") for row in rows
-               for key, why in row.lost.items()]
+        who = row.student if len(row.student) < name else row.student[:name - 2] + "…"
+        lines.append(printable(f"{who:<{name}}" + "".join(_cell(row, nb).rjust(cell)
+                                                         for nb in notebooks)
+                               + f"{tot:g}/{mx:g}".rjust(9)))
+        for note in row_notes(row):
+            lines += wrap(printable(note))
+    reasons = [(row.student, key, why) for row in rows for key, why in row.lost.items()]
     if reasons:
-        lines += ["", "Why points were lost (the grader's message for every failed test):",
-                  *reasons]
+        lines += ["", "Why points were lost (the grader's message for every failed test; "
+                  "whole, in grade-reasons.csv):"]
+        for student, key, why in reasons:
+            lines += wrap(printable(f"{student} {key}: {why}"), indent="  ", limit=200)
     lines.append("")
-    lines.append(f"sandbox: {sandbox.sandbox_status()}")
-    lines.append("— = notebook not handed in (scored 0). · = the other track's notebook "
-                 "(2/3 in Numba, 2c/3c in CUDA C): not counted. 'not measured' checks are "
-                 "excluded from the maximum; grade them on a GPU machine with `make grade`.")
+    lines += wrap(limits_line(root), indent="", limit=10_000)
+    lines += wrap("— = notebook not handed in (scored 0). · = the other track's notebook "
+                  "(2/3 in Numba, 2c/3c in CUDA C): not counted. The total is the student's "
+                  "track; GPU checks 'not measured' (no GPU) are out of the maximum, for every "
+                  "student alike — the same total as grades.csv, the formgrader and the LMS "
+                  "exports. Grade on a GPU machine (`make grade`) to measure them.", indent="",
+                  limit=10_000)
     return "\n".join(lines)
 
 

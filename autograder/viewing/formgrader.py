@@ -10,7 +10,8 @@ cleaner missed cannot run:
 * **the grading page** (``/formgrader/submissions/<id>/``) cannot be a ``sandbox`` without
   ``allow-same-origin`` — its own script saves the grades through the formgrader's API with the
   instructor's cookie. Its policy lets run only nbgrader's scripts from
-  ``/formgrader/static/``, MathJax from its CDN, and the exact inline scripts and event
+  ``/formgrader/static/``, MathJax from this server (``/static/jupyter_server_mathjax/``,
+  :mod:`autograder.viewing.mathjax`), and the exact inline scripts and event
   handlers of nbgrader's page template, by their SHA-256 (taken from the template rendered for
   this submission, student names left out); no other inline script, event handler,
   ``javascript:`` URL, frame, plugin, form or ``<base>``, and no request but to this server;
@@ -34,7 +35,7 @@ import base64
 import hashlib
 from typing import Any
 
-from autograder.viewing.feedback import MATHJAX
+from autograder.viewing.mathjax import local_source
 from autograder.viewing.pages import guard_pages
 from autograder.viewing.policy import inventory
 
@@ -62,12 +63,14 @@ def template_hashes(environment: Any, resources: dict[str, Any]) -> list[str]:
 def page_policy(origin: str, base_url: str, hashes: list[str]) -> str:
     """The grading page's Content-Security-Policy (see the module's docstring)."""
     static = f"{origin}{base_url.rstrip('/')}/formgrader/static/"
+    # MathJax from this server (autograder/viewing/mathjax.py): no other origin
+    mathjax = local_source(origin, base_url)
     return "; ".join([
         "default-src 'none'",
         # 'unsafe-eval': underscore's templates and MathJax's configuration compile code
-        f"script-src {static} {MATHJAX} 'unsafe-eval' 'unsafe-hashes' {' '.join(hashes)}",
-        f"style-src 'self' 'unsafe-inline' {MATHJAX}",
-        f"font-src 'self' data: {MATHJAX}",
+        f"script-src {static} {mathjax} 'unsafe-eval' 'unsafe-hashes' {' '.join(hashes)}",
+        f"style-src 'self' 'unsafe-inline' {mathjax}",
+        f"font-src 'self' data: {mathjax}",
         "img-src 'self' data:",
         "connect-src 'self'",
         "base-uri 'none'", "form-action 'none'", "frame-src 'none'", "object-src 'none'",
