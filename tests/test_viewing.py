@@ -342,7 +342,9 @@ def test_guard_gives_both_handlers_their_policies() -> None:
 def test_the_instructors_jupyter_loads_the_extension() -> None:
     config = ROOT / "jupyter-config" / "jupyter_server_config.d" / "week4-viewing.json"
     assert json.loads(config.read_text())["ServerApp"]["jpserver_extensions"] == {
-        "autograder.viewing.formgrader": True}
+        "autograder.viewing.formgrader": True,  # the page policies (issues 28, 36)
+        "autograder.results.formgrader_totals": True,  # the course's one total (issue 38)
+        "jupyter_server_mathjax": True}  # MathJax from this server, offline (issue 38)
     points = formgrader._jupyter_server_extension_points()
     assert points == [{"module": "autograder.viewing.formgrader"}]
 
