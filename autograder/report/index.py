@@ -26,7 +26,7 @@ def _scores(r: ClassReport, figures: dict[str, bytes | None]) -> str:
             in_language(lang, "not checked")]
     rows: list[list[object]] = [[t.notebook, t.grade_id, t.handed_in, t.passed, t.failed,
                                  t.not_measured, t.not_checked] for t in r.tests]
-    return (f"<section><h2>{text(in_language(lang, 'Scores'))}</h2><p>"
+    return ("<section><h2>" + text(in_language(lang, "Scores")) + "</h2><p>"
             + text(in_language(lang, "{students} student(s) in the gradebook; {handed} "
                                "handed in at least one notebook. Totals are the grade "
                                "table's (the track each student did).").format(
@@ -37,9 +37,9 @@ def _scores(r: ClassReport, figures: dict[str, bytes | None]) -> str:
 
 def _mistakes(r: ClassReport, figures: dict[str, bytes | None]) -> str:
     lang = r.language
-    title = f"<section><h2>{text(in_language(lang, 'Named mistakes'))}</h2>"
+    title = "<section><h2>" + text(in_language(lang, "Named mistakes")) + "</h2>"
     if not r.mistakes:
-        return title + f"<p>{text(in_language(lang, 'No test failed.'))}</p></section>"
+        return title + "<p>" + text(in_language(lang, "No test failed.")) + "</p></section>"
     head = [in_language(lang, "students"), in_language(lang, "test"),
             in_language(lang, "mistake"), in_language(lang, "an example message")]
     rows: list[list[object]] = [[len(m.students), f"{m.notebook}:{m.grade_id}", m.template,
@@ -53,7 +53,7 @@ def _mistakes(r: ClassReport, figures: dict[str, bytes | None]) -> str:
 
 def _kernels(r: ClassReport, figures: dict[str, bytes | None]) -> str:
     lang = r.language
-    title = f"<section><h2>{text(in_language(lang, 'Kernels measured'))}</h2>"
+    title = "<section><h2>" + text(in_language(lang, "Kernels measured")) + "</h2>"
     if not r.kernels:
         return title + "<p>" + text(in_language(
             lang, "No speedup was measured: grading ran without a GPU (the speedup checks "
@@ -87,27 +87,27 @@ def _grading(r: ClassReport) -> str:
     lang = r.language
     total = sum(r.check_seconds.values())
     slow = sorted(r.check_seconds.items(), key=lambda kv: -kv[1])[:SLOWEST_SHOWN]
-    parts = [f"<section><h2>{text(in_language(lang, 'Grading'))}</h2><p>",
+    parts = ["<section><h2>" + text(in_language(lang, "Grading")) + "</h2><p>",
              text(in_language(lang, "The checks took {total} s in all, {median} s for the "
                               "median student. Slowest: {slowest}.").format(
                  total=f"{total:.0f}", median=f"{r.median_seconds:.0f}",
                  slowest=", ".join(f"{s} ({t:.0f} s)" for s, t in slow) or "—")), "</p>"]
-    parts.append(f"<h3>{text(in_language(lang, 'Not measured'))}</h3>")
+    parts.append("<h3>" + text(in_language(lang, "Not measured")) + "</h3>")
     if r.not_measured:
         parts.append(table([in_language(lang, "test"), in_language(lang, "why"),
                             in_language(lang, "students")],
                            [[key, why, n] for (key, why), n in sorted(r.not_measured.items())],
                            frozenset({2})))
     else:
-        parts.append(f"<p>{text(in_language(lang, 'Every check was measured.'))}</p>")
-    parts.append(f"<h3>{text(in_language(lang, 'Not graded'))}</h3>")
+        parts.append("<p>" + text(in_language(lang, "Every check was measured.")) + "</p>")
+    parts.append("<h3>" + text(in_language(lang, "Not graded")) + "</h3>")
     if r.failed_to_run:
         parts.append(table([in_language(lang, "student"), in_language(lang, "notebook"),
                             in_language(lang, "why")],
                            [list(x) for x in r.failed_to_run]))
     else:
-        parts.append(f"<p>{text(in_language(lang, 'Every notebook handed in was graded.'))}"
-                     "</p>")
+        parts.append("<p>" + text(in_language(lang, "Every notebook handed in was graded."))
+                     + "</p>")
     return "".join(parts) + "</section>"
 
 
