@@ -83,6 +83,7 @@ def scores(report: ClassReport) -> bytes | None:
     ax.set_xlabel(in_language(lang, "total score [% of the maximum]"))
     ax.set_ylabel(in_language(lang, "students"))
     ax.set_xticks(bins)
+    ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(title=in_language(lang, "track"))
     return _png(fig)
 
@@ -124,6 +125,8 @@ def speeds(report: ClassReport) -> bytes | None:
     left.set_xlabel(in_language(lang, "GFLOP/s at the graded size"))
     left.set_ylabel(in_language(lang, "students"))
     left.legend()
+    for ax in (left, right):
+        ax.yaxis.get_major_locator().set_params(integer=True)
     right.hist([k.speedup for k in kernels], bins=15, color="tab:green")
     right.set_xlabel(in_language(lang, "speedup of tiled over naive [×]"))
     right.set_ylabel(in_language(lang, "students"))
