@@ -100,13 +100,13 @@ def _grading(r: ClassReport) -> str:
                            frozenset({2})))
     else:
         parts.append("<p>" + text(in_language(lang, "Every check was measured.")) + "</p>")
-    parts.append("<h3>" + text(in_language(lang, "Not graded")) + "</h3>")
+    parts.append("<h3>" + text(in_language(lang, "Failed to run")) + "</h3>")
     if r.failed_to_run:
         parts.append(table([in_language(lang, "student"), in_language(lang, "notebook"),
                             in_language(lang, "why")],
                            [list(x) for x in r.failed_to_run]))
     else:
-        parts.append("<p>" + text(in_language(lang, "Every notebook handed in was graded."))
+        parts.append("<p>" + text(in_language(lang, "Every notebook handed in ran to its end."))
                      + "</p>")
     return "".join(parts) + "</section>"
 
