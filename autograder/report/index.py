@@ -62,7 +62,9 @@ def _kernels(r: ClassReport, figures: dict[str, bytes | None]) -> str:
     parts = [title, "<p>", text(in_language(
         lang, "Each student's naive and tiled kernel, timed by the grader at the graded size "
         "on the GPU named (the speedup check's own measurement). On the roofline, each "
-        "kernel sits at the notebooks' model of its arithmetic intensity.")), "</p>",
+        "kernel sits at the notebooks' model of its arithmetic intensity. A naive kernel may "
+        "sit above the memory roof there: the caches serve reads that the model counts as "
+        "DRAM traffic.")), "</p>",
         image(figures.get("speeds"), in_language(lang, "GFLOP/s and speedups"))]
     parts += [image(png, in_language(lang, "roofline"))
               for name, png in figures.items() if name.startswith("roofline")]
