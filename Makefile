@@ -15,7 +15,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # (autograder.viewing.terminal.as_typed).
 export COURSE_VIA_MAKE := 1
 
-.PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table similarity test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table similarity report test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
@@ -120,6 +120,11 @@ table: install
 similarity: install
 	$(BIN)/python -m autograder similarity
 
+## The class at a glance after grading (docs/report.md): report/index.html, its PNGs and
+## class.json; LEADERBOARD=1 also writes report/leaderboard.html for students (pseudonyms).
+report: install
+	$(BIN)/python -m autograder report $(if $(LEADERBOARD),--leaderboard)
+
 test: install colab-venv
 	$(BIN)/ruff check .
 	@# the layers of course/ and autograder/, no import cycle, the sample class kept apart
@@ -175,4 +180,4 @@ figures: install
 
 clean:
 	rm -rf student-dist build/student-wheel submitted autograded feedback gradebook.db grades.csv .nbgrader.log slurm-grading \
-	  test-artifacts downloaded set_aside collection.csv sample-lms handback
+	  test-artifacts downloaded set_aside collection.csv sample-lms handback report

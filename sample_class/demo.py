@@ -21,6 +21,7 @@ from pathlib import Path
 
 import sample_class as samples
 from autograder.cli import harness
+from autograder.report import command as class_report
 from autograder.runner.nbgrader_cli import nbgrader
 from sample_class import handin as sample_handin
 
@@ -55,4 +56,6 @@ def main(argv: list[str] | None = None) -> int:
     students = stage_samples(root, only or samples.class_members(args.sample_class))
     print(f"staged {len(students)} of {len(samples.class_members('full'))} sample "
           f"submissions in submitted/ ({which}; `make demo-full` grades everyone)", flush=True)
-    return harness.report(root, args, harness.grade(root, args, None))
+    status = harness.report(root, args, harness.grade(root, args, None))
+    class_report.main(root)  # the class at a glance: its path is the demo's last line
+    return status

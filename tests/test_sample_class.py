@@ -721,3 +721,59 @@ def test_one_total_everywhere_for_every_sample_student(graded, tmp_path, capsys)
     handed = {s for s, r in table.items() if set(r["missing"]) < set(r["scores"])} - zipped
     assert handed <= set(canvas) | set(moodle), handed - set(canvas) - set(moodle)
     assert not problems, "\n".join(problems)
+
+
+def test_the_class_report_counts_what_the_gradebook_and_the_grader_recorded(graded) -> None:
+    """The demo ends with the class report (autograder/report/): its path is named, and every
+    count in it agrees with the gradebook and the re-check's records of every sample student."""
+    from nbgrader.api import Gradebook
+
+    from autograder.runner.names import ASSIGNMENT
+
+    course, table, stdout = graded
+    last = stdout.strip().splitlines()[-1]
+    assert last == f"class report: {course / 'report' / 'index.html'}", last
+    report = json.loads((course / "report" / "class.json").read_text(encoding="utf-8"))
+    html = (course / "report" / "index.html").read_text(encoding="utf-8")
+    assert "<script" not in html and "default-src 'none'" in html
+    tests = {(t["notebook"], t["grade_id"]): t for t in report["tests"]}
+    expected: dict[tuple[str, str], dict[str, int]] = {}
+    measured = 0
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        students = sorted(s.id for s in gb.students)
+        assert report["students"] == len(students) == len(table)
+        for nb in gb.find_assignment(ASSIGNMENT).notebooks:
+            handed = [s for s in students
+                      if (course / "submitted" / s / ASSIGNMENT / f"{nb.name}.ipynb").exists()]
+            assert report["handed_in"][nb.name] == len(handed), nb.name
+            for student in handed:
+                path = course / "autograded" / student / ASSIGNMENT / f"{nb.name}.trusted.json"
+                cells = json.loads(path.read_text())["cells"] if path.exists() else {}
+                for gid, cell in cells.items():
+                    count = expected.setdefault((nb.name, gid), {
+                        "pass": 0, "fail": 0, "not_measured": 0})
+                    count[cell["status"]] += 1
+                    grade = gb.find_grade(gid, nb.name, ASSIGNMENT, student)
+                    if cell["status"] == "pass" and grade.manual_score is None:
+                        assert grade.score == grade.max_score, (student, gid)
+                    if cell["status"] == "fail" and grade.manual_score is None:
+                        assert grade.score < grade.max_score, (student, gid)
+                    measured += "measured" in cell and nb.name not in table[student][
+                        "off_track"]
+    assert set(tests) == set(expected)
+    for key, count in expected.items():
+        got = tests[key]
+        assert (got["passed"], got["failed"], got["not_measured"]) == (
+            count["pass"], count["fail"], count["not_measured"]), key
+        named = sum(len(m["students"]) for m in report["mistakes"]
+                    if (m["notebook"], m["grade_id"]) == key)
+        assert named == count["fail"], key  # every failure is one named mistake
+    for student, row in table.items():  # the grade table's total, the same everywhere
+        total = [sum(row["scores"][nb][i] for nb in row["scores"] if nb not in row["off_track"])
+                 for i in (0, 1)]
+        assert report["totals"][student] == pytest.approx(total), student
+    for mistake in report["mistakes"]:
+        assert not [s for s in students if s in mistake["example"]], mistake["example"]
+    assert len(report["kernels"]) == measured  # none without a GPU: every one on a GPU
+    if not measured:
+        assert any(t["test"].endswith("_speedup") for t in report["not_measured"])

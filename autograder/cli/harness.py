@@ -49,6 +49,7 @@ from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
+from autograder.report import command as class_report
 from autograder.results.table import (
     LIMITS_FILE,
     collect,
@@ -235,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         "editions' catalogs and folders; see its --help), `python -m autograder.publish` (the "
         "student distribution) and `python -m sample_class` (the demo on the sample class).")
     parser.add_argument("command", choices=["release", "grade", "table", "collect", "export",
-                                            "return", "similarity"])
+                                            "return", "similarity", "report"])
+    parser.add_argument("--leaderboard", action="store_true",
+                        help="report: also write report/leaderboard.html, for students "
+                        "(pseudonyms; docs/report.md)")
     add_grading_arguments(parser)
     handin_collect.add_arguments(parser)
     handback.add_arguments(parser)
@@ -248,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(root)
     if args.command == "similarity":  # copied answers: a report to read, never a grade
         return similarity.main(root)
+    if args.command == "report":  # the class at a glance: reads the grades, writes none
+        return class_report.main(root, args.leaderboard)
     if args.command == "release":
         warning = release.placeholder_warning()
         if warning:

@@ -63,7 +63,7 @@ _HOLD_PER_CELL = [False]
 
 
 def _run_one(job: dict[str, Any]) -> dict[str, Any]:
-    from course.checks.speedup import NotMeasuredError
+    from course.checks.speedup import NotMeasuredError, take_measured
     from course.runtime import gpulock
     from course.runtime.tracebacks import not_written_line
     from course.trust.kernel_source import SourceBundle
@@ -74,6 +74,7 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         out.update(status="fail", ename=job["setup_error"][0], evalue=job["setup_error"][1])
         return out
     buf = _Tail(MAX_STDOUT)
+    take_measured()  # nothing an earlier cell measured is this cell's
     started = time.monotonic()
     try:
         if _HOLD_PER_CELL[0]:
@@ -92,6 +93,9 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
         gpulock.release()  # the next test cell queues for the GPU afresh
     out["stdout"] = buf.text()
     out["seconds"] = round(time.monotonic() - started, 2)
+    measured = take_measured()  # the speedup's numbers (times, GFLOP/s, GPU), beside its verdict
+    if measured:
+        out["measured"] = measured[-1]
     return out
 
 

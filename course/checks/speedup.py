@@ -72,6 +72,19 @@ class SpeedupReport(PrintedReport):
     untimed: str = ""
     #: what a failure adds about the tiled kernel's source (it prints); "" if nothing
     tiled_hint: str = ""
+    #: the name of the GPU the kernels were timed on (as its driver gives it); "" if unknown
+    device: str = ""
+
+    def measured(self) -> dict[str, Any]:
+        """The measurement as plain data, for the grader's records (the class report reads it):
+        the medians, GFLOP/s of each timed kernel at the timed size, the ratios, the GPU."""
+        flop = 2.0 * self.size ** 3
+        return {"size": self.size, "tile": self.tile, "ms": dict(self.ms),
+                "gflops": {k: round(flop / (v * 1e6), 3) for k, v in self.ms.items() if v > 0},
+                "speedup": round(self.decisive, 4),
+                "vs_reference": self.vs_reference, "vs_own_naive": self.vs_own_naive,
+                "threshold": self.threshold, "gpu_class": self.gpu_class,
+                "device": self.device}
 
     @property
     def decisive(self) -> float:
@@ -107,13 +120,26 @@ def report_from(out: dict[str, Any], size: int, tile: int, threshold: float, gpu
     vs_ref = ms["reference naive"] / ms["tiled"] if "reference naive" in ms else None
     vs_own = ms["own naive"] / ms["tiled"] if "own naive" in ms else None
     return SpeedupReport(size, tile, ms, vs_ref, vs_own, threshold, gpu_class, untimed,
-                         tiled_hint)
+                         tiled_hint, str(out.get("device") or ""))
+
+
+#: the measurements :func:`judge` saw since :func:`take_measured` last emptied it: the trusted
+#: re-check keeps them beside the verdict (never instead of it).
+_MEASURED: list[dict[str, Any]] = []
+
+
+def take_measured() -> list[dict[str, Any]]:
+    """The measurements judged since the last call (:meth:`SpeedupReport.measured`), emptied."""
+    taken = list(_MEASURED)
+    _MEASURED.clear()
+    return taken
 
 
 def judge(report: SpeedupReport) -> SpeedupReport:
     """Pass (print the note, if any, and the ✓ line) if the decisive ratio reaches the
     threshold; else raise :class:`SpeedupCheckError` saying what to look at."""
     note = untimed_note(report.untimed) if report.untimed else ""
+    _MEASURED.append(report.measured())  # recorded whatever the verdict; it never decides it
     if report.decisive < report.threshold:
         raise SpeedupCheckError(_(
             "your tiled kernel runs at {ratio}× the speed of the naive kernel; at least "
