@@ -249,6 +249,11 @@ elif [ "$PART" = class ]; then
   echo "== sample class, real nbgrader autograde on this GPU ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
   # ONLY_STUDENTS (space-separated): a part of the class, to fit a short GPU call.
   # The full class (the demo's default is the core class), or ONLY_STUDENTS.
+  # 60 s a cell (the demo's), so that the hanging students (fay, seo) cost minutes, not the
+  # 600 s of a real grading's cell limit: with that, the full class does not fit in one
+  # 10-minute call (2026-12-02). The rest of a notebook after a timeout keeps its default 60 s:
+  # with the demo's 20 s, yul's speedup check ran out of it in the full class's GPU queue.
+  COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-60} \
   python3 -m sample_class --json "$OUT/class.json" --class full \
     ${ONLY_STUDENTS:+--students "${ONLY_STUDENTS// /,}"} > "$OUT/class.txt" 2>&1
   tail -20 "$OUT/class.txt" | cut -c1-110
