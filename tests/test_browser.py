@@ -23,6 +23,7 @@ with the reason. Never `playwright install` (nothing can be downloaded that way 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,38 @@ NOTEBOOK = "06_tile_sweep.ipynb"
 KOREAN_NOTEBOOK = "06_tile_sweep_ko.ipynb"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@contextlib.contextmanager
+def static_page(viewport: dict[str, int]) -> Iterator[tuple[object, list[str], list[str]]]:
+    """Chromium on pages opened from disk (a report, a feedback file), recording every dialog a
+    page opens and every request it makes: yields ``(page, dialogs, requests)``."""
+    _ensure_chromium()
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        dialogs: list[str] = []
+        requests: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        context.on("request", lambda r: requests.append(r.url))
+        try:
+            yield page, dialogs, requests
+        finally:
+            browser.close()
+
+
+def payload_runs_on(page, control: Path, beacon: str, dialogs: list[str],
+                    requests: list[str]) -> None:
+    """The hostile payload, put raw in ``control``, does run in this browser (a dialog and a
+    request to ``beacon``): so a report that stays quiet proves its cleaning, not a browser
+    that runs nothing. Clears both records afterwards."""
+    page.goto(control.as_uri())
+    page.wait_for_timeout(1000)
+    assert dialogs and any(beacon in r for r in requests), (dialogs, requests)
+    dialogs.clear()
+    requests.clear()
 
 
 def _ensure_chromium() -> None:

@@ -26,28 +26,14 @@ pytestmark = [pytest.mark.browser]
 @pytest.mark.parametrize("with_leaderboard", [True])
 def test_the_report_runs_nothing_and_shows_its_pictures(tmp_path: Path,
                                                         with_leaderboard: bool) -> None:
-    lab._ensure_chromium()
-    sync_api = pytest.importorskip("playwright.sync_api")
     rows, summaries = synthetic_class()
     report = command.write(tmp_path / "report", build(NOTEBOOKS, rows, summaries, PEOPLE),
                            with_leaderboard)
     board = report.parent / "leaderboard.html"
     control = tmp_path / "control.html"
     control.write_text(f"<html><body><p>{PAYLOAD}</p></body></html>")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(lab.CHROMIUM), args=lab.ARGS)
-        context = browser.new_context(viewport={"width": 1300, "height": 1800})
-        page = context.new_page()
-        dialogs: list[str] = []
-        requests: list[str] = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        context.on("request", lambda r: requests.append(r.url))
-
-        page.goto(control.as_uri())
-        page.wait_for_timeout(1000)
-        assert dialogs and any(BEACON in r for r in requests), (dialogs, requests)
-        dialogs.clear()
-        requests.clear()
+    with lab.static_page({"width": 1300, "height": 1800}) as (page, dialogs, requests):
+        lab.payload_runs_on(page, control, BEACON, dialogs, requests)
 
         page.goto(report.as_uri())
         page.wait_for_timeout(1500)
@@ -65,7 +51,6 @@ def test_the_report_runs_nothing_and_shows_its_pictures(tmp_path: Path,
         page.wait_for_timeout(500)
         assert page.locator("table tr").count() >= 2
         page.screenshot(path=str(lab.ARTIFACTS / "week4-leaderboard.png"))
-        browser.close()
     assert not dialogs, dialogs
     assert [r for r in requests if not r.startswith("data:")] == [
         report.as_uri(), board.as_uri()], requests

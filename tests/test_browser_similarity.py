@@ -49,8 +49,6 @@ def _stage(course: Path) -> None:
 
 
 def test_the_report_runs_nothing_and_shows_the_matches(tmp_path: Path) -> None:
-    lab._ensure_chromium()
-    sync_api = pytest.importorskip("playwright.sync_api")
     course = tmp_path / "course"
     course.mkdir()
     _stage(course)
@@ -58,20 +56,8 @@ def test_the_report_runs_nothing_and_shows_the_matches(tmp_path: Path) -> None:
     report = course / "similarity.html"
     control = tmp_path / "control.html"
     control.write_text(f"<html><body><pre>{PAYLOAD}</pre></body></html>")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(lab.CHROMIUM), args=lab.ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        dialogs: list[str] = []
-        requests: list[str] = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        context.on("request", lambda r: requests.append(r.url))
-
-        page.goto(control.as_uri())
-        page.wait_for_timeout(1000)
-        assert dialogs and any(BEACON in r for r in requests), (dialogs, requests)
-        dialogs.clear()
-        requests.clear()
+    with lab.static_page({"width": 1400, "height": 1000}) as (page, dialogs, requests):
+        lab.payload_runs_on(page, control, BEACON, dialogs, requests)
 
         page.goto(report.as_uri())
         page.wait_for_timeout(1500)
@@ -83,6 +69,5 @@ def test_the_report_runs_nothing_and_shows_the_matches(tmp_path: Path) -> None:
         assert page.locator("script, img, iframe, object, embed").count() == 0
         page.screenshot(path=str(lab.ARTIFACTS / "week4-similarity-hostile.png"),
                         full_page=False)
-        browser.close()
     assert not dialogs, dialogs
     assert requests == [report.as_uri()], requests
