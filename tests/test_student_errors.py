@@ -160,3 +160,39 @@ def test_an_error_in_the_students_own_answer_shows_their_line(
     assert texts, f"no error shows {expected}"
     for text in texts:
         assert len(text.splitlines()) <= 6 and not INTERNALS.search(text), text
+
+
+#: catalogue mutants (tests/mistake_catalogue.py) pasted into the release notebook, as a student
+#: would write them: (notebook, answer cell, mutant); the answer cell of a CUDA C notebook holds
+#: the kernel in its string.
+PASTED = [("02_naive_gemm.ipynb", "gemm_naive", "naive_xy_swapped"),
+          ("02c_naive_gemm_cuda.ipynb", "gemm_naive_cuda", "cuda_naive_xy_swapped")]
+
+
+@pytest.mark.parametrize(("name", "answer", "mutant"), PASTED, ids=[p[2] for p in PASTED])
+def test_a_catalogue_mistake_in_the_notebook_is_told_its_cause_there(
+        name: str, answer: str, mutant: str, tmp_path: Path) -> None:
+    """The issue's first example, both tracks: ``row, col = cuda.grid(2)`` (x taken as the
+    row) pasted into the answer cell. Run top to bottom as a student would, the notebook's
+    try-it cell and its test cell say it is the mapping, and no message names a cause the
+    kernel does not have; each is short and shows none of the course's internals."""
+    import mistake_catalogue as cat
+
+    wrong = {m.name: m for m in cat.MUTANTS}[mutant]
+    source = wrong.source()
+    if wrong.track == "CUDA C":
+        source = f'GEMM_NAIVE_CUDA = r"""{source}"""\n'
+    path = tmp_path / name
+    nb = nbformat.read(ROOT / "release" / "week4" / name, as_version=4)
+    [cell] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == answer]
+    cell.source = source
+    nbformat.write(nb, path)
+    texts = [text for _i, text in error_texts(_execute(path, "en"))
+             if "NotImplementedError" not in text and "not written yet" not in text]
+    about_it = [t for t in texts if cat.named_causes(t)]
+    assert about_it, f"no error names a cause: {texts}"
+    for text in about_it:
+        assert cat.named_causes(text) <= wrong.causes | wrong.alike, text
+        assert wrong.causes <= cat.named_causes(text), text
+    for text in texts:
+        assert len(text.splitlines()) <= 12 and not INTERNALS.search(text), text
