@@ -91,6 +91,21 @@ def test_the_table_fits_100_columns_and_wraps_notes_at_words() -> None:
     assert "grade-reasons.csv" in text and "per cell, then" in text
 
 
+def test_a_long_student_id_is_shown_whole_with_its_scores_under_it() -> None:
+    """An id too long for the student column (cas_cuda_deletes_and_edits_tests on a table of
+    ten notebooks) is never cut: it stands on its own line, its scores on the next, and the
+    table still fits 100 columns."""
+    rows = _rows()
+    rows[0].student = "a_student_id_long_enough_to_need_a_line_of_its_own"
+    notebooks = [f"{i:02d}_notebook" for i in range(10)]
+    text = table.render(notebooks, rows)
+    lines = text.splitlines()
+    assert max(len(ln) for ln in lines) <= table.WIDTH
+    at = lines.index(rows[0].student)
+    assert lines[at + 1].startswith(" ") and lines[at + 1].rstrip().endswith(
+        "{:g}/{:g}".format(*table.total(rows[0], notebooks)))
+
+
 def test_the_limits_line_states_the_limits_as_graded(tmp_path) -> None:
     import json
 

@@ -321,7 +321,7 @@ def test_the_note_speaks_the_students_language(gpu_child, reference, capsys, mon
     gpu_child(FAST)
     check_speedup(kft.make_gemm_tiled, kft.gemm_naive_prints)
     note, tick = capsys.readouterr().out.splitlines()[-2:]
-    assert note.startswith("참고: 여러분의 naive 커널이(가) device에서 print()을(를) 호출한다")
+    assert note.startswith("참고: 여러분의 naive 커널이 device에서 print()를 호출한다")
     assert "그래서 여러분의 naive 커널은 시간 측정에서 뺐고" in note
     assert "시간을 재기 전에 지워라." in note
     assert "직접 작성한 naive 커널은 시간을 재지 않았다" in tick

@@ -334,10 +334,12 @@ def render(notebooks: list[str], rows: list[Row], root: Path | None = None) -> s
     lines = [head, "-" * len(head)]
     for row in rows:
         tot, mx = total(row, notebooks)
-        who = row.student if len(row.student) < name else row.student[:name - 2] + "…"
-        lines.append(printable(f"{who:<{name}}" + "".join(_cell(row, nb).rjust(cell)
-                                                         for nb in notebooks)
-                               + f"{tot:g}/{mx:g}".rjust(9)))
+        scores = "".join(_cell(row, nb).rjust(cell) for nb in notebooks) \
+            + f"{tot:g}/{mx:g}".rjust(9)
+        if len(row.student) < name:
+            lines.append(printable(f"{row.student:<{name}}" + scores))
+        else:  # a long id on a line of its own, whole: never cut, the scores under it
+            lines += [printable(row.student), " " * name + scores]
         for note in row_notes(row):
             lines += wrap(printable(note))
     reasons = [(row.student, key, why) for row in rows for key, why in row.lost.items()]

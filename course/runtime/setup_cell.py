@@ -34,8 +34,7 @@ import sys
 COURSE_PACKAGE = "{requirement}"
 if importlib.util.find_spec("course") is None:
     if "google.colab" not in sys.modules and "COLAB_RELEASE_TAG" not in os.environ:
-        # Both languages: without the package there is no catalog to choose one from.
-        raise ModuleNotFoundError(
+        raise ModuleNotFoundError(  # in both languages: no package, no catalog to choose by
             "The course package is not installed. In a terminal, run: "
             f'pip install "{{COURSE_PACKAGE}}", then restart the kernel.\\n'
             "course 패키지가 설치되어 있지 않다. 터미널에서 "
