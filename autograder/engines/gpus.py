@@ -60,8 +60,9 @@ class GradingGpu:
                 GRADING_GPU_ENV: self.label}
 
 
-class GpuChoiceError(ValueError):
-    """``COURSE_GRADING_GPUS`` does not name GPUs in a way this module understands."""
+class GpuChoiceError(SystemExit):
+    """``COURSE_GRADING_GPUS`` does not name GPUs in a way this module understands: the command
+    stops with the sentence (exit 1), as for ``COURSE_GRADING_WORKERS``, not a traceback."""
 
 
 def _tokens(value: str) -> list[str]:
