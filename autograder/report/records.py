@@ -18,12 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.report import mistakes as named
-from autograder.results.table import Row, collect, total
+from autograder.results.table import Row, collect, is_gpu_timing, total
 from autograder.runner.names import ASSIGNMENT
 from course.runtime.i18n import DEFAULT, LANGUAGES
-
-#: the test cell whose measurement the report plots (its notebook's tiled kernel)
-SPEEDUP_SUFFIX = "_speedup"
 
 Summaries = dict[tuple[str, str], dict[str, Any]]
 
@@ -117,7 +114,7 @@ def _kernel(row: Row, notebook: str, summary: dict[str, Any]) -> Kernel | None:
     cells = summary.get("cells") or {}
     for gid, cell in cells.items():
         measured = cell.get("measured")
-        if not (gid.endswith(SPEEDUP_SUFFIX) and isinstance(measured, dict)):
+        if not (is_gpu_timing(gid) and isinstance(measured, dict)):
             continue
         gflops = measured.get("gflops") or {}
         if not gflops.get("tiled"):

@@ -81,6 +81,17 @@ def _read_summary(root: Path, student: str, notebook: str) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+#: A grade cell whose id ends so is a GPU timing (``tiled_gemm_speedup``,
+#: ``tiled_gemm_cuda_speedup``): graded without a GPU it is not measured for anyone, whoever
+#: has been graded yet; graded on one, the table names the GPU and the class report plots it.
+GPU_ONLY_SUFFIX = "_speedup"
+
+
+def is_gpu_timing(grade_id: str) -> bool:
+    """Whether the test cell ``grade_id`` is a speedup timing, the checks that need a GPU."""
+    return grade_id.endswith(GPU_ONLY_SUFFIX)
+
+
 def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
     """Turn what the trusted re-check recorded into the row's notes and reasons (the notes in
     the notebook's language)."""
@@ -96,7 +107,7 @@ def _summary_notes(row: Row, notebook: str, summary: dict) -> None:
                                               cells=", ".join(restored["cells_added"])))
     row.notes += normalise.table_notes(notebook, restored, language)  # copies, order
     timed = [gid for gid, cell in summary.get("cells", {}).items()
-             if gid.endswith("_speedup") and cell.get("status") in ("pass", "fail")]
+             if is_gpu_timing(gid) and cell.get("status") in ("pass", "fail")]
     if timed and summary.get("gpu"):  # which GPU measured it, where a slot was bound to one
         row.notes.append(in_language(language, "{notebook}: speedup timed on {gpu}").format(
             notebook=notebook, gpu=summary["gpu"]))
@@ -136,10 +147,6 @@ def _viewing_notes(root: Path, student: str, notebook: str, summary: dict) -> li
 #: What grading recorded about its own limits and GPU (the footer states them as graded, not
 #: as now; :func:`_gpu_only_unmeasured` reads whether it had a GPU).
 LIMITS_FILE = "grading-limits.json"
-#: A grade cell whose id ends so is a GPU timing (``tiled_gemm_speedup``,
-#: ``tiled_gemm_cuda_speedup``):
-#: graded without a GPU it is not measured for anyone, whoever has been graded yet.
-GPU_ONLY_SUFFIX = "_speedup"
 
 
 def _gpu_only_unmeasured(root: Path, gb: Any) -> set[str]:
@@ -149,7 +156,7 @@ def _gpu_only_unmeasured(root: Path, gb: Any) -> set[str]:
     if not record.is_file() or json.loads(record.read_text()).get("gpu", True):
         return set()
     return {f"{nb.name}:{cell.name}" for nb in gb.find_assignment(ASSIGNMENT).notebooks
-            for cell in nb.grade_cells if cell.name.endswith(GPU_ONLY_SUFFIX)}
+            for cell in nb.grade_cells if is_gpu_timing(cell.name)}
 
 
 def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
