@@ -10,8 +10,6 @@ something slipped through.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from html import escape
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from autograder.similarity.scoring import (
     NotebookPair,
     Pair,
 )
+from autograder.viewing.policy import static_page_policy
 
 #: unflagged pairs shown below the flagged ones, strongest first (near misses, for context)
 UNFLAGGED_SHOWN = 15
@@ -36,11 +35,7 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 0.85em; 
 mark { background: #ffd54f; }
 section { border-top: 1px solid #ccc; margin-top: 1.5em; }
 """
-_STYLE_HASH = base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
-POLICY = "; ".join([
-    "default-src 'none'", f"style-src 'sha256-{_STYLE_HASH}'", "img-src 'none'",
-    "script-src 'none'", "base-uri 'none'", "form-action 'none'", "object-src 'none'",
-    "frame-src 'none'"])
+POLICY = static_page_policy(STYLE)
 
 
 def _answer_lines(doc: Document, marked: set[tuple[int, int]]) -> str:

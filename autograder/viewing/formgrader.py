@@ -31,13 +31,11 @@ Enabled for the instructor's Jupyter by ``make install``, which puts
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from typing import Any
 
 from autograder.viewing.mathjax import local_source
 from autograder.viewing.pages import guard_pages
-from autograder.viewing.policy import inventory
+from autograder.viewing.policy import hash_source, inventory
 
 #: The files a student handed in, as Jupyter Server serves its own ``/files``.
 FILES_POLICY = "; ".join([
@@ -46,10 +44,6 @@ FILES_POLICY = "; ".join([
 ])
 
 
-def _sha256(text: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode()}'"
-
 
 def template_hashes(environment: Any, resources: dict[str, Any]) -> list[str]:
     """The SHA-256 sources of the inline scripts and handlers of the formgrader's header and
@@ -57,7 +51,7 @@ def template_hashes(environment: Any, resources: dict[str, Any]) -> list[str]:
     macros = environment.get_template("formgrade_macros.html.j2").module
     anonymous = {**resources, "student": "", "first_name": "", "last_name": ""}
     found = inventory(str(macros.header(anonymous)) + str(macros.nav(anonymous)))
-    return sorted({_sha256(text) for text in found.scripts + found.handlers})
+    return sorted({hash_source(text) for text in found.scripts + found.handlers})
 
 
 def page_policy(origin: str, base_url: str, hashes: list[str]) -> str:

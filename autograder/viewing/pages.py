@@ -29,13 +29,11 @@ content can place one, since every ``<script>`` is removed from what a student w
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
 from typing import Any
 
 from autograder.viewing.names import is_safe
-from autograder.viewing.policy import inventory
+from autograder.viewing.policy import hash_source, inventory
 
 #: Any formgrader response that is not a page rendered from nbgrader's templates.
 STRICT_POLICY = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
@@ -44,15 +42,11 @@ NOT_FOUND = ("Not found: this address names no assignment, notebook, student or 
 _GUARDED = "_week4_guarded"
 
 
-def _sha256(text: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode()}'"
-
 
 def page_policy(origin: str, base_url: str, html: str) -> str:
     """The policy of a formgrader page rendered from nbgrader's templates (see the module)."""
     found = inventory(html)
-    hashes = sorted({_sha256(text) for text in found.scripts + found.handlers})
+    hashes = sorted({hash_source(text) for text in found.scripts + found.handlers})
     static = f"{origin}{base_url.rstrip('/')}/formgrader/static/"
     return "; ".join([
         "default-src 'none'",

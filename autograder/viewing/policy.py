@@ -20,6 +20,8 @@ table can say what a student lost from view. It never decides what is safe.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections import Counter
 from html.parser import HTMLParser
 
@@ -142,3 +144,20 @@ def clean_and_report(html: str) -> tuple[str, list[str]]:
     """(:func:`clean` of ``html``, what it removed)."""
     cleaned = clean(html)
     return cleaned, removed(html, cleaned)
+
+
+def hash_source(text: str) -> str:
+    """The Content-Security-Policy source that allows exactly this inline script, handler or
+    style and nothing else: ``'sha256-…'`` (every page the course writes or guards uses it)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+def static_page_policy(style: str, images: str = "'none'") -> str:
+    """The policy of a page the course writes to disk for a person to open (the class report,
+    the similarity report): its one ``<style>`` block by hash, images from ``images`` only, no
+    script, no request anywhere."""
+    return "; ".join([
+        "default-src 'none'", f"style-src {hash_source(style)}", f"img-src {images}",
+        "script-src 'none'", "base-uri 'none'", "form-action 'none'", "object-src 'none'",
+        "frame-src 'none'", "connect-src 'none'"])
