@@ -46,8 +46,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
 from autograder.grading.languages import grading_language
+from autograder.sandbox import kernel_server
 from autograder.sandbox import limits as limits_mod
-from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV
+from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV, ROOT_ENV
 from course.runtime import i18n
 
 #: set by autograder.grading.trusted.TrustedPrecheck (the value: what it found, with ``"replay"``).
@@ -58,6 +59,11 @@ NOTES_KEY = "course_sandbox_notes"
 #: Messages whose content nbclient keeps (cell outputs, widget state): counted against the cap.
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
+
+
+def _course_root() -> Path:
+    """The course directory (hidden from student code), as the kernel's launcher finds it."""
+    return Path(os.environ.get(ROOT_ENV) or os.getcwd())
 
 
 def _error(ename: str, text: str) -> NotebookNode:
@@ -80,8 +86,15 @@ class SurvivingExecute(Execute):
         self._output_used = 0
         self._output_cut = False
         self.timeout_func = self._cell_timeout
-        self._kernel_dir = Path(tempfile.mkdtemp(prefix="week4-kernel-"))
-        (self._kernel_dir / "ipc").mkdir()
+        self._server = kernel_server.server_for(self._workdir(resources), _course_root(),
+                                                self._limits)
+        if self._server is not None:  # the kernel's files where the server's sandbox sees them
+            self._kernel_dir = Path(tempfile.mkdtemp(prefix="kernel-", dir=self._server.ro))
+            self._ipc_dir = self._server.rw / self._kernel_dir.name
+        else:
+            self._kernel_dir = Path(tempfile.mkdtemp(prefix="week4-kernel-"))
+            self._ipc_dir = self._kernel_dir / "ipc"
+        self._ipc_dir.mkdir()
         self._box = limits_mod.Box.create(self._limits)
         (self._kernel_dir / BOX_FILE).write_text(json.dumps(self._box.to_json()))
         done = threading.Event()
@@ -101,6 +114,9 @@ class SurvivingExecute(Execute):
             watchdog.join()
             late = self._stop_reason or self._box.breach()
             self._box.remove()
+            if self._server is not None:
+                shutil.rmtree(self._ipc_dir, ignore_errors=True)
+                shutil.rmtree(self._kernel_dir, ignore_errors=True)
         if late and not self._dead_at:  # broken in the last cell, or between two polls
             self._notes.append(self._("the sandbox was stopped after its last cell ran: "
                                       "{reason}").format(reason=late))
@@ -129,8 +145,12 @@ class SurvivingExecute(Execute):
         its checks, the file to replay them from."""
         env = {**(kwargs.get("env") or os.environ), i18n.ENV: self._language}
         env.pop(REPLAY_ENV, None)
+        env.pop(kernel_server.SERVER_ENV, None)
         if getattr(self, "_replay", None):
             env[REPLAY_ENV] = str(self._replay)
+        server = getattr(self, "_server", None)
+        if server is not None:
+            env[kernel_server.SERVER_ENV] = str(server.info_file)
         return {**kwargs, "env": env}
 
     # nbclient's synchronous start_new_kernel (what nbconvert's setup_kernel calls) wraps the
@@ -147,8 +167,14 @@ class SurvivingExecute(Execute):
         km = super().create_kernel_manager()
         km.transport = "ipc"
         km.connection_file = str(self._kernel_dir / "kernel.json")
-        km.ip = str(self._kernel_dir / "ipc" / "kernel")
+        km.ip = str(self._ipc_dir / "kernel")
         return km
+
+    @staticmethod
+    def _workdir(resources: Any) -> Path:
+        """The folder the notebook runs in (nbclient starts the kernel there)."""
+        path = ((resources or {}).get("metadata") or {}).get("path") or os.getcwd()
+        return Path(path).resolve()
 
     # -- limits -----------------------------------------------------------------------------
 

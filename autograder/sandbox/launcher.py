@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from autograder.sandbox import kernel_server
 from autograder.sandbox import limits as limits_mod
 from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV, ROOT_ENV, SandboxCommand, wrap
 
@@ -56,6 +57,13 @@ def _kernel_main(argv: list[str]) -> int:
                    course_root=root, workdir=Path.cwd(), extra_ro=(conn, *replay_ro),
                    extra_rw=(sockets,), gpu=False)
     command.box = box
+    server = os.environ.get(kernel_server.SERVER_ENV)
+    if server:  # this student's fork-server; anything short of a running kernel: start cold
+        inner_argv = command.argv[command.argv.index("ipykernel_launcher") + 1:]
+        forked = kernel_server.start_forked(server, argv=inner_argv, cwd=Path.cwd(),
+                                            env=command.env, groups=box.get("groups", {}))
+        if forked is not None:
+            return kernel_server.wait_forked(forked)
     _exec(command)
     return 1  # pragma: no cover
 
