@@ -112,7 +112,6 @@ def configure(c: Any, root: Path) -> None:
         AssignLatePenalties,
         CheckCellMetadata,
         ClearHiddenTests,
-        ClearOutput,
         GetGrades,
         IgnorePattern,
         LimitOutput,
@@ -124,6 +123,7 @@ def configure(c: Any, root: Path) -> None:
     from autograder.grading.languages import LocalizedOverwriteCells
     from autograder.grading.normalise import NormaliseCells
     from autograder.grading.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
+    from autograder.grading.ungraded import ClearOutputOfGraded
     from autograder.viewing import exporter, mathjax
     from autograder.viewing.notebook import CleanForViewing
 
@@ -153,8 +153,10 @@ def configure(c: Any, root: Path) -> None:
     c.LocalizedOverwriteCells.course_root = str(root)
     # NormaliseCells (a RestoreCells) replaces DeduplicateIds: that step empties the metadata
     # of every copy of a cell but the last, and CheckCellMetadata then fails the notebook.
+    # ClearOutputOfGraded: a notebook with nothing graded keeps the outputs it was handed in
+    # with and is not run again (autograder/grading/ungraded.py).
     c.Autograde.sanitize_preprocessors = [
-        ClearOutput, NormaliseCells, OverwriteKernelspec, LocalizedOverwriteCells,
+        ClearOutputOfGraded, NormaliseCells, OverwriteKernelspec, LocalizedOverwriteCells,
         CheckCellMetadata,
     ]
     kernels = install_sandboxed_kernelspec(root)

@@ -45,6 +45,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
+from autograder.grading import ungraded
 from autograder.grading.languages import grading_language
 from autograder.sandbox import kernel_server
 from autograder.sandbox import limits as limits_mod
@@ -78,6 +79,10 @@ class SurvivingExecute(Execute):
         self._limits = limits_mod.Limits.from_env()
         # The notebook's language: the kernel speaks it (COURSE_LANG) and so do the notes.
         self._language = grading_language(nb)
+        if ungraded.nothing_graded(_course_root(), resources):  # kept as handed in, not run
+            nb = ungraded.keep_as_handed_in(nb, self._language, self._limits.output)
+            resources.setdefault(NOTES_KEY, [])
+            return nb, resources
         self._dead_at: str | None = None
         self._stop_reason: str | None = None
         self._notes: list[str] = []
