@@ -104,7 +104,10 @@ def _prepare() -> None:
     os.environ["COURSE_TRUSTED_RUN"] = "1"
     import course.checks.speedup  # noqa: F401
     import course.trust.kernel_source  # noqa: F401
-    from course.runtime import backend, gpulock
+    from course.runtime import backend, gpulock, gpusync
+
+    # Before any context exists: the checks' waits for the GPU sleep instead of spinning.
+    gpusync.block_while_waiting()
 
     # Correctness checks share the GPU with other students' checks (lock held shared by each
     # kernel launch while it runs); speedup timings take it alone (course.checks.speedup).

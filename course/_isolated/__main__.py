@@ -15,7 +15,7 @@ from pathlib import Path
 
 from course._isolated.tasks import TASKS
 from course.perf import budget
-from course.runtime import backend, gpulock
+from course.runtime import backend, gpulock, gpusync
 from course.trust import runner
 from course.trust.kernel_source import SourceBundle
 
@@ -57,6 +57,8 @@ def serve() -> int:
 
 def main(args: list[str]) -> int:
     sys.setswitchinterval(5e-4)  # the simulator's threads hand over faster: about 2× quicker
+    # Before any context exists: waits for the GPU (timings, checks) sleep instead of spinning.
+    gpusync.block_while_waiting()
     if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():
         gpulock.ensure_shared()  # no launch hook in this numba-cuda: hold it throughout
     if args[:1] == [runner.SERVE_FLAG]:

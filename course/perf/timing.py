@@ -36,7 +36,7 @@ from course.gemm.launch import compile_for, quiet_numba
 from course.gemm.operands import random_operands
 from course.perf.budget import LaunchBudget, TimingBudgetExceeded
 from course.perf.verify import GemmVerifier, OutputCheck, UnverifiedTimingError, warm_reference
-from course.runtime import backend, gpulock
+from course.runtime import backend, gpulock, gpusync
 from course.runtime.i18n import _
 
 __all__ = ["Clock", "CudaEventClock", "GemmTiming", "LaunchBudget", "OutputCheck", "Timing",
@@ -94,7 +94,7 @@ class CudaEventClock:
         for _i in range(batch):
             fn()
         end.record()
-        end.synchronize()
+        gpusync.wait_for_event(end, cuda.synchronize)  # blocks rather than spins
         return float(cuda.event_elapsed_time(start, end))
 
 

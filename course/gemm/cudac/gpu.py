@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from course.gemm.cudac.source import KernelSpec, full_source
-from course.runtime import backend, gpulock
+from course.runtime import backend, gpulock, gpusync
 
 GUARD = 64
 _CACHE_DIR: str | None = None
@@ -149,7 +149,7 @@ class CupyEventClock:
         for _ in range(batch):
             fn()
         end.record()
-        end.synchronize()
+        gpusync.wait_for_event(end, cp.cuda.Device().synchronize)  # blocks rather than spins
         return float(cp.cuda.get_elapsed_time(start, end))
 
     def synchronize(self) -> None:
@@ -177,6 +177,6 @@ def time_launches(launches: dict[str, Callable[[], None]], *, repeats: int = 20,
             for _ in range(batch):
                 fn()
             end.record()
-            end.synchronize()
+            gpusync.wait_for_event(end, cp.cuda.Device().synchronize)
             samples[name].append(cp.cuda.get_elapsed_time(start, end) / batch)
     return samples
