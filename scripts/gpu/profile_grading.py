@@ -44,9 +44,11 @@ from pathlib import Path
 
 from common import ROOT  # first: the shared setup (common.py)
 
+from autograder.grading.ungraded import nothing_graded
+
 TICK = os.sysconf("SC_CLK_TCK")
 #: a grading kernel's own folder (autograder.grading.execute), in the command line of its processes
-KERNEL_DIR = re.compile(r"week4-kernel-[A-Za-z0-9_]+")
+KERNEL_DIR = re.compile(r"week4-kernel-(?:server-[A-Za-z0-9_]+/ro/kernel-)?[A-Za-z0-9_]+")
 DEFAULT = [sys.executable, "-m", "sample_class", "--class", "full",
            "--students", "ada_correct"]
 KINDS = {
@@ -105,7 +107,8 @@ def _kind(pid: int, procs: dict, root: int) -> str:
     isolated = any("course._isolated" in c for c in chain)
     if any("autograder.grading.trusted_child" in c for c in chain):
         return "trusted-isolated" if isolated else "trusted"
-    if any("ipykernel" in c or "autograder.sandbox -f" in c for c in chain):
+    if any("ipykernel" in c or "autograder.sandbox -f" in c
+           or "autograder.sandbox.forkserver" in c for c in chain):
         return "kernel-isolated" if isolated else "kernel"
     if any("nbgrader" in c or "autograder.runner.worker" in c for c in chain):
         return "nbgrader"
@@ -196,7 +199,7 @@ class Sampler(threading.Thread):
         when it has no test cells, its kernel; the one before it has had its kernel by then.
         A kernel's processes are recognised by its own folder (``week4-kernel-…``)."""
         first = not self.kernels or self.has_kernel is not None
-        kernel = KERNEL_DIR.search(cmd)
+        kernel = None if "autograder.sandbox.forkserver" in cmd else KERNEL_DIR.search(cmd)
         if kernel:
             new = kernel.group(0) != self.has_kernel
             begins = new and first
@@ -360,7 +363,9 @@ def main() -> int:
     parser.add_argument("command", nargs="*", help="the command to profile (after --)")
     args = parser.parse_args()
     command = args.command or DEFAULT
-    notebooks = sorted(p.stem for p in (ROOT / "release" / "week4").glob("*.ipynb"))
+    # notebooks with nothing graded are not run at grading (autograder/grading/ungraded.py)
+    notebooks = sorted(p.stem for p in (ROOT / "release" / "week4").glob("*.ipynb")
+                       if not nothing_graded(ROOT, {"nbgrader": {"notebook": p.stem}}))
     startup = startup_costs() if args.startup else None
     result = profile(command, notebooks)
     text = report(result, command, startup)
