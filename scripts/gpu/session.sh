@@ -169,7 +169,7 @@ elif [ "$PART" = throughput ]; then
   # About 5 minutes with the defaults on the H200; every phase's result is in throughput.md
   # as soon as it ends, so a run cut short still reports what it measured.
   echo "== grading throughput: ${FULL_SERIAL:-1} full submission(s) serial, then" \
-       "${FULL_PARALLEL:-8} in parallel (${WORKERS:-half the cores} at a time)"
+       "${FULL_PARALLEL:-8} in parallel (${WORKERS:-1.25 per core} at a time)"
   python3 scripts/gpu/throughput.py --full-serial "${FULL_SERIAL:-1}" \
     --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
     --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30

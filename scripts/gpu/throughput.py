@@ -9,7 +9,7 @@ Builds the release once in a scratch course directory, then grades two copies of
   all correct: a full submission) plus one replica of each ``--checks`` student, one student
   at a time (``--workers 1``: the old way on a GPU machine);
 * **parallel**: ``--full-parallel`` replicas of ``ada_correct`` plus the ``--checks`` students,
-  ``--workers`` at a time (default: the harness's, half the cores), speedup timings queueing
+  ``--workers`` at a time (default: the harness's, 1.25 per core on a GPU machine), speedup timings queueing
   for the GPU behind :mod:`course.runtime.gpulock`.
 
 It prints each student's line as it finishes and, per phase, the wall time (autograde,
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sample students graded once per phase for their verdicts "
                         "(comma-separated; '' for none)")
     parser.add_argument("--workers", type=int, help="parallel phase: students at once "
-                        "(default: the harness's, half the cores on a GPU machine)")
+                        "(default: the harness's, 1.25 per core on a GPU machine)")
     parser.add_argument("--skip-serial", action="store_true")
     parser.add_argument("--out", type=Path, help="write the markdown report here")
     parser.add_argument("--keep", type=Path, help="keep the scratch courses in this folder")
