@@ -9,8 +9,8 @@ Builds the release once in a scratch course directory, then grades two copies of
   all correct: a full submission) plus one replica of each ``--checks`` student, one student
   at a time (``--workers 1``: the old way on a GPU machine);
 * **parallel**: ``--full-parallel`` replicas of ``ada_correct`` plus the ``--checks`` students,
-  ``--workers`` at a time (default: the harness's, 1.25 per core on a GPU machine), speedup timings queueing
-  for the GPU behind :mod:`course.runtime.gpulock`.
+  ``--workers`` at a time (default: the harness's, 1.25 per core on a GPU machine), speedup
+  timings queueing for the GPU behind :mod:`course.runtime.gpulock`.
 
 It prints each student's line as it finishes and, per phase, the wall time (autograde,
 feedback and export), wall ÷ students, the mean of the full submissions' own lines, and the
