@@ -149,10 +149,9 @@ def report(results: Sequence[Result], gpu: str) -> list[str]:
     for side in SIDES:
         ok = [r for r in results if r.side == side and r.ok]
         if ok:
-            lines.append(f"{side}: median {median(results, side):.1f} CPU-s, "
-                         f"{median(results, side, 'wall_s'):.1f} s wall ({len(ok)} runs; "
-                         f"CPU ÷ wall {median(results, side) / median(results, side, 'wall_s'):.2f}"
-                         " cores busy)")
+            cpu, wall = median(results, side), median(results, side, "wall_s")
+            lines.append(f"{side}: median {cpu:.1f} CPU-s, {wall:.1f} s wall ({len(ok)} "
+                         f"run{'s' * (len(ok) != 1)}; CPU ÷ wall {cpu / wall:.2f} cores busy)")
     lines.append(f"GPU: {gpu}")
     lines.append(verdict(ratio(results)))
     return lines
