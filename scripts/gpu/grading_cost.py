@@ -143,14 +143,15 @@ def gpu_name() -> str:
 
 
 def commit() -> str:
-    """This checkout's commit (``-dirty`` with uncommitted changes to tracked files);
+    """This checkout's commit (``-dirty`` with uncommitted changes to tracked files outside
+    ``docs/``, where the history itself is written);
     ``COURSE_COMMIT`` where there is no git (a GPU box gets a copy of the working tree)."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                               capture_output=True, text=True, timeout=20)
         if head.returncode == 0 and head.stdout.strip():
-            dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=ROOT,
-                                   capture_output=True, timeout=20).returncode != 0
+            dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", ".", ":!docs"],
+                                   cwd=ROOT, capture_output=True, timeout=20).returncode != 0
             return head.stdout.strip() + ("-dirty" if dirty else "")
     return os.environ.get("COURSE_COMMIT") or "unknown (no git; set COURSE_COMMIT)"
 
