@@ -186,3 +186,16 @@ def test_the_script_end_to_end_on_stand_in_graders(tmp_path: Path, monkeypatch, 
     assert bench.main(["--rounds", "1", "--keep", str(tmp_path / "scratch2"),
                        "--no-history"]) == 1
     assert "0 feedback pages" in capsys.readouterr().out
+
+
+def test_the_profiles_per_submission_leaves_the_class_rows_out() -> None:
+    profile = _load("profile_grading")
+    result = {"cpu": {("(before the first notebook)", "nbgrader"): 5.0,
+                      ("01_arithmetic_intensity", "kernel"): 2.0,
+                      ("01_arithmetic_intensity", "trusted"): 1.0,
+                      ("03_tiled_gemm", "kernel"): 4.5,
+                      ("(feedback, export, table)", "harness"): 4.0}}
+    assert profile.per_submission(result) == 7.5
+    line = profile.per_submission_line(result, 16)
+    assert "**Per full submission: 7.5 CPU-s**" in line
+    assert f"**{100 * 7.5 / 16 / 60:.1f} min**" in line and "16 cores" in line
