@@ -193,6 +193,16 @@ def _env() -> dict[str, str]:
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
 
+def show_progress(line: str) -> None:
+    """Echo the lines of a run that say where it is: the harness's command and student lines,
+    nbgrader's notebook by notebook."""
+    if line.startswith("$ ") or " graded " in line:
+        print(f"      {line.strip()[:150]}", flush=True)
+    for step in ("] Autograding ", "] Converting notebook "):
+        if step in line:  # nbgrader's log: the notebook's path, shown by its name
+            print(f"      {step[2:]}{Path(line.split(step, 1)[1].strip()).name}", flush=True)
+
+
 def run_side(side: str, index: int, base: Path, scratch: Path, student: str,
              timeout: int) -> Result:
     """A fresh copy of ``base``, graded by ``side``; checks that the student was graded."""
@@ -206,7 +216,8 @@ def run_side(side: str, index: int, base: Path, scratch: Path, student: str,
         commands = course_commands(root, student)
     runs = []
     for command in commands:
-        runs.append(measure(f"{side}: {' '.join(command[1:4])}", command, cwd=root, env=_env()))
+        runs.append(measure(f"{side}: {' '.join(command[1:4])}", command, cwd=root, env=_env(),
+                            on_line=show_progress))
         if runs[-1].returncode:
             break
     handed = {p.name for p in (base / "submitted" / student / ASSIGNMENT).glob("*.ipynb")}
