@@ -15,7 +15,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # (autograder.viewing.terminal.as_typed).
 export COURSE_VIA_MAKE := 1
 
-.PHONY: install system-deps colab-venv demo demo-full release publish grade collect export return table similarity report test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
+.PHONY: install system-deps colab-venv demo demo-full bench-grading release publish grade collect export return table similarity report test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
@@ -56,6 +56,14 @@ demo: install
 demo-full: install
 	COURSE_CELL_TIMEOUT=$${COURSE_CELL_TIMEOUT:-60} COURSE_AFTER_TIMEOUT=$${COURSE_AFTER_TIMEOUT:-20} \
 		$(BIN)/python -m sample_class --class full
+
+## One full submission (sample student ada_correct) graded by the course's grader and by plain
+## nbgrader (a four-line configuration, no sandbox: our own sample student only), alternately,
+## BENCH_ROUNDS runs each (default 2): every run's CPU seconds (its own process tree) and wall
+## time, the CPU ratio course ÷ plain and issue 39's goal (≤ 1.0×); a row in
+## docs/grading-history.md (docs/grading-cost.md, "Benchmarks and their history"). ~5 min here.
+bench-grading: install
+	$(BIN)/python scripts/gpu/bench_grading.py $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
 
 ## The message catalog of the Korean edition (course/runtime/i18n.py): extract every _() / N_()
 ## message of course/ and autograder/ (Babel, [tool.babel] in pyproject.toml), merge it into

@@ -118,16 +118,18 @@ def test_the_limits_line_states_the_limits_as_graded(tmp_path) -> None:
 
 
 def test_workers_default_and_override(monkeypatch) -> None:
-    import course.runtime.backend
+    from autograder.engines.gpus import GradingGpu
 
     monkeypatch.delenv("COURSE_GRADING_WORKERS", raising=False)
     monkeypatch.setattr(local.os, "cpu_count", lambda: 16)
-    monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (1, ""))
-    assert local.workers() == 8  # a GPU machine: half the cores
-    monkeypatch.setattr(course.runtime.backend, "driver_gpu_count", lambda: (0, "no driver"))
+    monkeypatch.setattr(local, "grading_gpus", lambda: [GradingGpu("0", "stand-in")])
+    assert local.workers() == 20  # a GPU machine: a quarter more slots than cores
+    assert local.workers_reason() == "16 cores, 1 GPU: 1.25 slots per core"
+    monkeypatch.setattr(local, "grading_gpus", lambda: [])
     assert local.workers() == 4
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "3")
     assert local.workers() == 3
+    assert local.workers_reason() == "COURSE_GRADING_WORKERS"
     monkeypatch.setenv("COURSE_GRADING_WORKERS", "lots")
     with pytest.raises(SystemExit, match="whole number"):
         local.workers()

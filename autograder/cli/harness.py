@@ -40,8 +40,8 @@ from pathlib import Path
 
 from autograder import engines
 from autograder.cli import handback
-from autograder.engines import gpus, progress
-from autograder.engines.local import workers
+from autograder.engines import gpus, progress, slots
+from autograder.engines.local import workers, workers_reason
 from autograder.engines.slurm import SLURM_DIR
 from autograder.grading.config import cell_timeout
 from autograder.handin import collect as handin_collect
@@ -93,15 +93,19 @@ def autograde_all(root: Path, engine: engines.Engine | None = None,
     message when some students could not be graded (the rest still get feedback and their
     export), else None.
     """
-    engine = engine or engines.LocalEngine(workers())
+    engine = engine or engines.LocalEngine(workers(), why=workers_reason())
     everyone = submitted_students(root)
     students = everyone if students is None else students
     unknown = sorted(set(students) - set(everyone))
     if unknown:
         raise SystemExit(f"not in submitted/: {', '.join(unknown)}")
-    how = (" ".join(filter(None, [f"{engine.workers} at a time",
-                                  gpus.describe(engine.slot_gpus[:len(students)])]))
-           if isinstance(engine, engines.LocalEngine) else f"engine {engine.name}")
+    if isinstance(engine, engines.LocalEngine):
+        used = slots.balanced(len(students), engine.workers)
+        how = "; ".join(filter(None, [
+            slots.describe(len(students), engine.workers), gpus.describe(engine.slot_gpus[:used]),
+            f"at most {engine.workers} at once: {engine.why}" if engine.why else ""]))
+    else:
+        how = f"engine {engine.name}"
     print(f"$ nbgrader autograde {ASSIGNMENT} --student <each of {len(students)}> ({how})",
           flush=True)
     (root / "autograded").mkdir(exist_ok=True)  # the table states the limits as graded
@@ -179,6 +183,7 @@ def grade(root: Path, args: argparse.Namespace, only: list[str] | None) -> str |
                          "again.")
     graded = ready.ready_to_grade(root, nbgrader, only)
     engine = engines.make_engine(args.engine, workers=args.workers or workers(),
+                                 why="--workers" if args.workers else workers_reason(),
                                  per_task=args.per_task, sbatch_args=args.sbatch_args,
                                  fresh=args.fresh, gpus_per_task=args.gpus_per_task)
     return autograde_all(root, engine, graded)

@@ -22,10 +22,11 @@ from autograder.engines.slurm import SlurmEngine, gpu_request
 
 
 def make_engine(name: str, *, workers: int, per_task: int = 8, sbatch_args: str = "",
-                fresh: bool = False, gpus_per_task: int = 0) -> Engine:
-    """The engine called ``name`` ("local" or "slurm")."""
+                fresh: bool = False, gpus_per_task: int = 0, why: str = "") -> Engine:
+    """The engine called ``name`` ("local" or "slurm"); ``why`` says where ``workers`` came
+    from (the local engine's progress line)."""
     if name == "local":
-        return LocalEngine(workers)
+        return LocalEngine(workers, why=why)
     if name == "slurm":
         if shutil.which("sbatch") is None:
             raise GradingError("--engine slurm needs Slurm's sbatch and squeue on PATH")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from autograder.engines import slots as slot_plan
 from autograder.engines.gpus import GradingGpu, bind_slots, grading_gpus
 from autograder.engines.progress import StudentResult
 from autograder.results.table import collect, total
@@ -69,14 +70,19 @@ class LocalEngine:
     """Several students at once on this machine: ``workers`` grading slots, each a long-lived
     ``nbgrader autograde`` (:mod:`autograder.runner.worker`) that grades one student after
     another, bound to one of ``gpus`` (by default every GPU grading may use here:
-    :func:`autograder.engines.gpus.grading_gpus`)."""
+    :func:`autograder.engines.gpus.grading_gpus`). ``workers`` is the most slots: a class
+    uses as few as grade it in as many rounds (:func:`autograder.engines.slots.balanced`), and
+    its students are taken most notebooks first (:func:`autograder.engines.slots.longest_first`).
+    ``why`` says where ``workers`` came from, for the line that says how grading runs."""
 
     name = "local"
 
-    def __init__(self, workers: int, gpus: Sequence[GradingGpu] | None = None) -> None:
+    def __init__(self, workers: int, gpus: Sequence[GradingGpu] | None = None,
+                 why: str = "") -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
+        self.why = why
         #: the GPU of each slot (None: no GPU, the simulator grades)
         self.slot_gpus = bind_slots(workers, grading_gpus() if gpus is None else gpus)
         #: students whose feedback a slot wrote right after grading them (in this run)
@@ -85,7 +91,8 @@ class LocalEngine:
     def grade(self, root: Path, students: Sequence[str], on_done: OnDone) -> None:
         report_lock = threading.Lock()
         todo: queue.SimpleQueue[str] = queue.SimpleQueue()
-        for student in students:
+        for student in slot_plan.longest_first(
+                students, lambda s: slot_plan.notebooks_handed_in(root, s)):
             todo.put(student)
         ok: dict[str, bool] = {}
 
@@ -117,7 +124,7 @@ class LocalEngine:
 
         slots = [threading.Thread(target=slot, args=(self.slot_gpus[i],),
                                   name=f"grading-slot-{i}")
-                 for i in range(min(self.workers, len(students)))]
+                 for i in range(slot_plan.balanced(len(students), self.workers))]
         for thread in slots:
             thread.start()
         for thread in slots:
@@ -140,22 +147,35 @@ class LocalEngine:
                                f"{root / '.nbgrader.log'}")
 
 
-
-
 def workers() -> int:
-    """Students graded at once on this machine (``COURSE_GRADING_WORKERS``).
+    """Students graded at once on this machine, at most (``COURSE_GRADING_WORKERS``).
 
-    Default: CPU cores, at most 4, without a GPU; half the cores with one — the notebooks run
-    on the simulator (CPU work), and speedup timings queue for the GPU one at a time behind
-    :mod:`course.runtime.gpulock`, so students no longer need to wait for each other.
+    Default (:func:`autograder.engines.slots.default_slots`): CPU cores, at most 4, without a
+    GPU; a quarter more slots than cores with one — the notebooks run on the simulator (CPU
+    work), speedup timings queue for the GPU one at a time behind :mod:`course.runtime.gpulock`,
+    and a slot there keeps about three quarters of a core busy.
     """
-    from course.runtime.backend import driver_gpu_count
-
     if os.environ.get("COURSE_GRADING_WORKERS"):
         value = os.environ["COURSE_GRADING_WORKERS"]
         if not value.isdigit() or int(value) < 1:
             raise SystemExit(f"COURSE_GRADING_WORKERS must be a whole number ≥ 1, got {value!r}")
         return int(value)
-    cores = os.cpu_count() or 1
-    return max(1, cores // 2) if driver_gpu_count()[0] else min(4, cores)
+    return slot_plan.default_slots(*_machine())
 
+
+def workers_reason() -> str:
+    """Where :func:`workers` comes from, as the progress line says it:
+    ``COURSE_GRADING_WORKERS``, or ``16 cores, a GPU: 1.25 slots per core``."""
+    if os.environ.get("COURSE_GRADING_WORKERS"):
+        return "COURSE_GRADING_WORKERS"
+    cores, gpus = _machine()
+    if gpus:
+        return (f"{cores} cores, {gpus} GPU{'s' * (gpus != 1)}: "
+                f"{slot_plan.GPU_OVERSUBSCRIPTION:g} slots per core")
+    return f"{cores} core{'s' * (cores != 1)}, no GPU: a slot per core, at most " \
+           f"{slot_plan.CPU_ONLY_MAX}"
+
+
+def _machine() -> tuple[int, int]:
+    """(CPU cores, GPUs grading may use) of this machine."""
+    return os.cpu_count() or 1, len(grading_gpus())

@@ -24,6 +24,11 @@ the machine's: other people's work on a shared machine is left out.
   check process's imports, each in a fresh process — the fixed price each process kind pays.
 * **The machine** (``/proc/stat``, all cores): printed beside the total for comparison. On a shared
   machine it includes everyone's work; it equals the total only when nothing else runs.
+* **Per submission** (issue 39's measure): the notebooks' rows summed — the release and staging
+  before the first notebook and the class's feedback, export and table after the last are paid
+  once per class and left out — and the minutes 100 such submissions take when every core of
+  this machine is busy (a floor). Printed, and appended to ``docs/grading-history.md``
+  (``--history``, ``--no-history``; on a GPU box ``session.sh`` copies the file to ``$OUT``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from common import ROOT  # first: the shared setup (common.py)
+from grading_cost import (
+    HISTORY,
+    append_history,
+    become_subreaper,
+    history_row,
+    per_100_minutes,
+    reap_orphans,
+)
 
 from autograder.grading.ungraded import nothing_graded
 
@@ -294,6 +307,7 @@ def profile(command: list[str], notebooks: list[str]) -> dict:
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                   os.environ.get("PATH", "")]))
     groups = Groups.create()
+    become_subreaper()  # orphans are reaped here: the rusage total counts them
     cpu0, busy0, wall0 = _children_cpu(), _machine_busy(), time.monotonic()
     join = (lambda: groups.join("harness", os.getpid())) if groups else None
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -307,18 +321,37 @@ def profile(command: list[str], notebooks: list[str]) -> dict:
         if line.startswith("$ nbgrader generate_feedback"):
             sampler.feedback.set()
     proc.wait()
+    wall = time.monotonic() - wall0
+    reap_orphans()
     output = "".join(lines)
     sampler.stop.set()
     sampler.join()
     total = _children_cpu() - cpu0
-    how = "this command's waited-for processes, rusage: undercounts sandboxes that are killed"
+    how = "this command's process tree, rusage (orphans reaped here)"
     if groups is not None:
         total, how = groups.total(), "this command's cgroup (cpuacct)"
         groups.remove()
     return {"total": total, "how": how, "machine": _machine_busy() - busy0,
-            "wall": time.monotonic() - wall0, "cpu": dict(sampler.cpu),
+            "wall": wall, "cpu": dict(sampler.cpu),
             "processes": {k: len(v) for k, v in sampler.counts.items()},
             "returncode": proc.returncode, "output": output}
+
+
+#: the rows that are not one submission's: paid once per class
+CLASS_ROWS = ("(before the first notebook)", "(feedback, export, table)")
+
+
+def per_submission(result: dict) -> float:
+    """CPU seconds of the notebooks' rows (see the module's docstring)."""
+    return sum(v for (nb, _kind), v in result["cpu"].items() if nb not in CLASS_ROWS)
+
+
+def per_submission_line(result: dict, cores: int) -> str:
+    """The per-submission CPU and the minutes 100 take, as printed."""
+    each = per_submission(result)
+    return (f"**Per full submission: {each:.1f} CPU-s** (the notebooks' rows; the release, "
+            f"staging, class feedback, export and table left out); 100 such on {cores} cores, "
+            f"every core busy: **{per_100_minutes(each, cores):.1f} min**.")
 
 
 def report(result: dict, command: list[str], startup: dict[str, float] | None) -> str:
@@ -343,7 +376,8 @@ def report(result: dict, command: list[str], startup: dict[str, float] | None) -
     col = [sum(v for (_, k), v in cpu.items() if k == kind) for kind in kinds]
     lines.append("| **all** | " + " | ".join(f"**{v:.1f}**" for v in col)
                  + f" | **{sum(col):.1f}** |")
-    lines += ["", f"Not attributed (no cgroups: processes shorter than a sample, last "
+    lines += ["", per_submission_line(result, os.cpu_count() or 1),
+              "", f"Not attributed (no cgroups: processes shorter than a sample, last "
               f"intervals): {result['total'] - sum(col):.1f} CPU-s.",
               "Python processes started, by kind: " + ", ".join(
                   f"{k} {n}" for k, n in sorted(result["processes"].items())) + ".", ""]
@@ -360,6 +394,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
     parser.add_argument("--startup", action="store_true",
                         help="also measure the start-up cost of each process kind")
+    parser.add_argument("--history", type=Path, default=None,
+                        help="append the result here (default: docs/grading-history.md)")
+    parser.add_argument("--no-history", action="store_true", help="append no history row")
     parser.add_argument("command", nargs="*", help="the command to profile (after --)")
     args = parser.parse_args()
     command = args.command or DEFAULT
@@ -373,6 +410,14 @@ def main() -> int:
     print(text)
     if args.out:
         args.out.write_text(text)
+    if not args.no_history:
+        each, cores = per_submission(result), os.cpu_count() or 1
+        shown = " ".join(Path(c).name if i == 0 else c for i, c in enumerate(command))
+        row = history_row(shown, each, per_100_minutes(each, cores),
+                          f"profile: the notebooks' rows ({result['how'].split(',')[0]}); whole "
+                          f"command {result['total']:.1f} CPU-s, {result['wall']:.0f} s wall; "
+                          f"min per 100 = CPU ÷ cores; exit {result['returncode']}")
+        print(f"history: a row appended to {append_history(row, args.history or HISTORY)}")
     return result["returncode"]
 
 

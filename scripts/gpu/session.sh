@@ -22,6 +22,12 @@
 #                                       # naive kernel through the real check processes (~3 min)
 #   bash scripts/gpu/session.sh profile  # CPU seconds of one full submission by notebook and
 #                                       # process kind (scripts/gpu/profile_grading.py)
+#   bash scripts/gpu/session.sh bench-grading  # issue 39: one full submission graded by the
+#                                       # course's grader and by plain nbgrader, alternately
+#                                       # (BENCH_ROUNDS=2 each): the CPU ratio (~4 min)
+# throughput, throughput16, profile and bench-grading append a row to docs/grading-history.md
+# and copy it to $OUT: put that copy back over docs/grading-history.md (COURSE_COMMIT=<commit>
+# names the commit in the row, as the copy here has no git).
 #   bash scripts/gpu/session.sh t4model   # the T4 estimate's claims, checked on this GPU
 #                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
 #   bash scripts/gpu/session.sh probe     # GPU tests, the code policy's kernel rule against
@@ -49,6 +55,7 @@ set -uo pipefail
 PART=${1:-bench}
 case "$PART" in  # an unknown part must not fall through to one that grades the whole class
   probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|hang|profile|\
+  bench-grading|\
   t4model|class|printing|printing-tests|traffic|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
 esac
@@ -169,23 +176,25 @@ elif [ "$PART" = throughput ]; then
   # About 5 minutes with the defaults on the H200; every phase's result is in throughput.md
   # as soon as it ends, so a run cut short still reports what it measured.
   echo "== grading throughput: ${FULL_SERIAL:-1} full submission(s) serial, then" \
-       "${FULL_PARALLEL:-8} in parallel (${WORKERS:-half the cores} at a time)"
+       "${FULL_PARALLEL:-8} in parallel (${WORKERS:-1.25 per core} at a time)"
   python3 scripts/gpu/throughput.py --full-serial "${FULL_SERIAL:-1}" \
     --full-parallel "${FULL_PARALLEL:-8}" ${WORKERS:+--workers "$WORKERS"} \
     --out "$OUT/throughput.md" 2>&1 | tee "$OUT/throughput.log" | grep -v "^  " | tail -30
+  cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = throughput16 ]; then
   # 16 submissions at once on 16 cores: 15 full ones and ivy (a fake tiled kernel, so that a
   # failing ratio is measured under load too); the projection divides by the 15 full ones only.
   echo "== grading throughput: 15 full submissions + ivy, 16 at a time (no serial phase)"
   python3 scripts/gpu/throughput.py --skip-serial --full-parallel 15 --workers 16 \
     --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
+  cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = hang ]; then
   echo "== hanging tiled kernels (yan at the timed size, yul at one checked shape) graded beside"
   echo "   7 correct full submissions and zoe (lazy at the timed size), all 10 at once"
   COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-240} python3 scripts/gpu/throughput.py \
     --skip-serial --full-parallel 7 \
     --checks yan_spins_at_large_k,yul_spins_at_one_shape,zoe_lazy_at_large_k \
-    --workers 10 --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
+    --workers 10 --no-history --out "$OUT/hang.md" 2>&1 | tee "$OUT/hang.log" | grep -v "^  " | tail -30
 elif [ "$PART" = printing ]; then
   echo "== a print in every thread of the naive kernel at 2048³: seconds per launch, both tracks"
   timeout 150 python3 scripts/gpu/device_print_cost.py --json "$OUT/device-print-cost.json" \
@@ -239,6 +248,12 @@ elif [ "$PART" = traffic ]; then
 elif [ "$PART" = profile ]; then
   echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
   python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
+  cp docs/grading-history.md "$OUT/"
+elif [ "$PART" = bench-grading ]; then
+  echo "== one full submission: the course's grader and plain nbgrader, alternately"
+  python3 scripts/gpu/bench_grading.py --rounds "${BENCH_ROUNDS:-2}" 2>&1 \
+    | tee "$OUT/bench-grading.log" | tail -20
+  cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = t4model ]; then
   echo "== the T4 model's claims on this GPU (report in $OUT/t4-model-check.md)"
   python3 scripts/gpu/t4_model_check.py --out "$OUT/t4-model-check.md" ${QUICK:+--quick} \

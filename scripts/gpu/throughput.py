@@ -9,19 +9,23 @@ Builds the release once in a scratch course directory, then grades two copies of
   all correct: a full submission) plus one replica of each ``--checks`` student, one student
   at a time (``--workers 1``: the old way on a GPU machine);
 * **parallel**: ``--full-parallel`` replicas of ``ada_correct`` plus the ``--checks`` students,
-  ``--workers`` at a time (default: the harness's, half the cores), speedup timings queueing
-  for the GPU behind :mod:`course.runtime.gpulock`.
+  ``--workers`` at a time (default: the harness's, 1.25 per core on a GPU machine), speedup
+  timings queueing for the GPU behind :mod:`course.runtime.gpulock`.
 
 It prints each student's line as it finishes and, per phase, the wall time (autograde,
 feedback and export), wall ÷ students, the mean of the full submissions' own lines, and the
 projected time for 100 full submissions — serial: 100 × a full submission's own seconds;
 parallel: wall ÷ full replicas × 100 (the ``--checks`` students and the feedback are counted as
-overhead, so it errs long) — and checks the
+overhead, so it errs long) —, the **CPU seconds per full submission** (the CPU of the grade
+command's whole process tree, ``scripts/gpu/grading_cost.py``, ÷ full replicas, overhead
+included alike) with the minutes 100 such take when every core is busy (a floor), and checks the
 verdicts: every replica scores what its sample student is expected to score on a GPU
 (``EXPECTED_GPU``), and the measured speedup ratios of the serial and parallel phases are
 listed side by side (the lock must keep them undisturbed). Exit code 1 when a verdict differs.
 
 The report (``--out``) is rewritten after each phase, so a run cut short keeps what it measured.
+The last phase's numbers are appended to ``docs/grading-history.md`` (``--history``,
+``--no-history``; on a GPU box ``session.sh`` copies the file to ``$OUT``).
 Without a GPU it says so and stops, unless ``--allow-simulator`` (a plumbing check on a CPU
 machine: no speedups are measured there, so choose cheap ``--full`` students).
 """
@@ -42,6 +46,14 @@ import time
 from pathlib import Path
 
 from common import ROOT, versions  # first: the shared setup (common.py)
+from grading_cost import (
+    HISTORY,
+    append_history,
+    become_subreaper,
+    history_row,
+    measure,
+    per_100_minutes,
+)
 
 import sample_class as samples
 from autograder.runner.names import ASSIGNMENT
@@ -169,33 +181,30 @@ def holds_summary(lock_dir: Path) -> str:
             f"{statistics.median(waited):.1f} s median, {max(waited):.1f} s longest")
 
 
-def grade(root: Path, workers: int, log: Path, lock_dir: Path) -> tuple[float, dict, str]:
+def grade(root: Path, workers: int, log: Path, lock_dir: Path
+          ) -> tuple[float, dict, str, float]:
     """Run `harness grade` with its own GPU lock in ``lock_dir`` (each exclusive hold logged);
-    stream its lines; return (wall s, table JSON, stdout)."""
+    stream its lines; return (wall s, table JSON, stdout, CPU s of its process tree)."""
     from course.runtime.gpulock import LOCK_ENV, LOG_ENV
 
     table = root / "table.json"
     cmd = [sys.executable, "-m", "autograder", "grade", "--root", str(root),
            "--workers", str(workers), "--json", str(table)]
     shutil.rmtree(lock_dir, ignore_errors=True)
-    started = time.monotonic()
-    lines = []
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                              filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)])),
-                              **{LOCK_ENV: str(lock_dir), LOG_ENV: "1"})
-                          ) as proc:
-        for line in proc.stdout:
-            lines.append(line)
-            if LINE.match(line):
-                print("  " + line.rstrip(), flush=True)
-    wall = time.monotonic() - started
-    stdout = "".join(lines)
-    log.write_text(stdout)
-    if proc.returncode != 0 or not table.exists():
-        raise SystemExit(f"harness grade failed ({proc.returncode}); log: {log}\n"
-                         + stdout[-3000:])
-    return wall, json.loads(table.read_text()), stdout
+
+    def show(line: str) -> None:
+        if LINE.match(line):
+            print("  " + line, flush=True)
+
+    run = measure("grade", cmd, cwd=Path.cwd(), on_line=show,
+                  env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                      filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)])),
+                      **{LOCK_ENV: str(lock_dir), LOG_ENV: "1"}))
+    log.write_text(run.output)
+    if run.returncode != 0 or not table.exists():
+        raise SystemExit(f"harness grade failed ({run.returncode}); log: {log}\n"
+                         + run.output[-3000:])
+    return run.wall_s, json.loads(table.read_text()), run.output, run.cpu_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,12 +217,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="sample students graded once per phase for their verdicts "
                         "(comma-separated; '' for none)")
     parser.add_argument("--workers", type=int, help="parallel phase: students at once "
-                        "(default: the harness's, half the cores on a GPU machine)")
+                        "(default: the harness's, 1.25 per core on a GPU machine)")
     parser.add_argument("--skip-serial", action="store_true")
     parser.add_argument("--out", type=Path, help="write the markdown report here")
     parser.add_argument("--keep", type=Path, help="keep the scratch courses in this folder")
     parser.add_argument("--allow-simulator", action="store_true",
                         help="run without a GPU (plumbing check only)")
+    parser.add_argument("--history", type=Path, default=None,
+                        help="append the last phase's numbers here (default: "
+                        "docs/grading-history.md)")
+    parser.add_argument("--no-history", action="store_true", help="append no history row")
     args = parser.parse_args(argv)
 
     from autograder.engines.local import workers as default_workers
@@ -225,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     checks = [c for c in args.checks.split(",") if c]
     parallel_workers = args.workers or default_workers()
+    become_subreaper()  # the grade command's orphans are reaped here, their CPU counted
+    cores = os.cpu_count() or 1
     scratch = Path(args.keep or tempfile.mkdtemp(prefix="week4-throughput-"))
     scratch.mkdir(parents=True, exist_ok=True)
     base = scratch / "release"
@@ -252,15 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"release built in {time.monotonic() - started:.0f} s; {os.cpu_count()} cores, "
           f"{gpus} GPU(s); parallel phase: {parallel_workers} at a time", flush=True)
 
+    command = ("python3 scripts/gpu/throughput.py "
+               + ("--skip-serial " if args.skip_serial else f"--full-serial {args.full_serial} ")
+               + f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
+               + (f" --workers {args.workers}" if args.workers else ""))
     report = [f"# Grading throughput, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
               "", f"- Versions: {versions()}", f"- Machine: {os.cpu_count()} cores, {gpus} GPU(s)",
-              "- Command: `python3 scripts/gpu/throughput.py "
-              + ("--skip-serial " if args.skip_serial else f"--full-serial {args.full_serial} ")
-              + f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
-              + (f" --workers {args.workers}" if args.workers else "") + "`", "",
+              f"- Command: `{command}`", "",
               "| phase | workers | students (full + checks) | wall s | wall ÷ students | "
-              f"s per full submission (its line) | projected for {TARGET} full |",
-              "|---|---|---|---|---|---|---|"]
+              f"s per full submission (its line) | projected for {TARGET} full | "
+              f"CPU-s per full submission | {TARGET} full, every core busy |",
+              "|---|---|---|---|---|---|---|---|---|"]
     ratios: dict[str, dict[str, tuple[str, float | None]]] = {}
     waits: dict[str, dict[str, float]] = {}
     holds: dict[str, str] = {}  # the GPU lock's exclusive holds, per phase
@@ -274,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         bases = stage(root, args.full, n_full, checks)
         print(f"== {name}: {len(bases)} students, {workers} at a time", flush=True)
         lock_dir = scratch / f"gpu-lock-{name}"
-        wall, table, stdout = grade(root, workers, scratch / f"{name}.log", lock_dir)
+        wall, table, stdout, cpu = grade(root, workers, scratch / f"{name}.log", lock_dir)
+        cpu_full = cpu / n_full  # the check students, feedback and export as overhead
+        floor = per_100_minutes(cpu_full, cores, TARGET)
         seconds = parse_lines(stdout)
         full = [seconds[s] for s, b in bases.items() if b == args.full and s in seconds]
         own = statistics.mean(full) if full else float("nan")
@@ -282,10 +301,16 @@ def main(argv: list[str] | None = None) -> int:
         # measured (wall ÷ full submissions, the check students counted as overhead).
         projection = projected(wall, n_full) if name == "parallel" else own * TARGET
         report.append(f"| {name} | {workers} | {n_full} + {len(checks)} | {wall:.0f} | "
-                      f"{wall / len(bases):.1f} | {own:.1f} | {projection / 60:.1f} min |")
+                      f"{wall / len(bases):.1f} | {own:.1f} | {projection / 60:.1f} min | "
+                      f"{cpu_full:.1f} | {floor:.1f} min |")
         print(f"{name}: wall {wall:.0f} s for {len(bases)} students ({wall / len(bases):.1f} s "
               f"each), a full submission {own:.1f} s; projected {TARGET} full submissions: "
               f"{projection / 60:.1f} min", flush=True)
+        print(f"{name}: {cpu:.0f} CPU-s for the grade command ({cores} cores); per full "
+              f"submission {cpu_full:.1f} CPU-s (the check students, feedback and export "
+              f"included); {TARGET} full submissions at every core busy: {floor:.1f} min",
+              flush=True)
+        last = (name, workers, cpu_full, projection, floor)
         holds[name] = holds_summary(lock_dir)
         print(f"{name}: {holds[name]}", flush=True)
         phase_problems = verdict_problems(table, bases, gpu=bool(gpus))
@@ -296,6 +321,14 @@ def main(argv: list[str] | None = None) -> int:
                    ratios, bases, problems, waits)
     _write(args.out, report + [""] + [f"- GPU lock, {k}: {v}" for k, v in holds.items()],
                    ratios, bases, problems, waits)
+    if not args.no_history:
+        name, workers, cpu_full, projection, floor = last
+        row = history_row(command, cpu_full, projection / 60,
+                          f"throughput, {name} phase, {workers} at a time: min per 100 = wall "
+                          f"÷ full × 100 (every core busy: {floor:.1f}); "
+                          + ("every verdict as expected" if not problems
+                             else f"{len(problems)} verdict(s) differ"))
+        print(f"history: a row appended to {append_history(row, args.history or HISTORY)}")
     print("\n".join(problems) or "verdicts: every replica scored as its sample student "
           "is expected to")
     for name, got in ratios.items():
