@@ -64,7 +64,10 @@ def _kernels(r: ClassReport, figures: dict[str, bytes | None]) -> str:
         "on the GPU named (the speedup check's own measurement). On the roofline, each "
         "kernel sits at the notebooks' model of its arithmetic intensity. A naive kernel may "
         "sit above the memory roof there: the caches serve reads that the model counts as "
-        "DRAM traffic.")), "</p>",
+        "DRAM traffic.")), " ", text(in_language(
+        lang, "The speedup is the tiled kernel against the course's own naive kernel, timed "
+        "in the same run (a slow naive kernel of the student's cannot inflate it); the "
+        "student's own naive kernel is shown beside it.")), "</p>",
         image(figures.get("speeds"), in_language(lang, "GFLOP/s and speedups"))]
     parts += [image(png, in_language(lang, "roofline"))
               for name, png in figures.items() if name.startswith("roofline")]
@@ -74,14 +77,17 @@ def _kernels(r: ClassReport, figures: dict[str, bytes | None]) -> str:
             lang, "No datasheet roof for {gpu}: its kernels are in the table only.").format(
                 gpu=name.split(":", 1)[1])) + "</p>")
     head = [in_language(lang, "student"), in_language(lang, "track"), "GPU",
-            in_language(lang, "naive GFLOP/s"), in_language(lang, "tiled GFLOP/s"),
-            in_language(lang, "speedup"), in_language(lang, "verdict")]
+            in_language(lang, "own naive GFLOP/s"), in_language(lang, "course's naive GFLOP/s"),
+            in_language(lang, "tiled GFLOP/s"), in_language(lang, "speedup over the course's "
+                                                            "naive"),
+            in_language(lang, "verdict")]
     rows: list[list[object]] = [
         [k.student, k.track, k.gpu, f"{k.naive_gflops:.0f}" if k.naive_gflops else "—",
+         f"{k.reference_gflops:.0f}" if k.reference_gflops else "—",
          f"{k.tiled_gflops:.0f}", f"{k.speedup:.2f}×",
          in_language(lang, "passed") if k.passed else in_language(lang, "failed")]
         for k in sorted(r.kernels, key=lambda k: -k.tiled_gflops)]
-    parts.append(table(head, rows, frozenset({3, 4, 5})))
+    parts.append(table(head, rows, frozenset({3, 4, 5, 6})))
     return "".join(parts) + "</section>"
 
 

@@ -67,6 +67,8 @@ class Kernel:
     tiled_gflops: float
     naive_gflops: float | None
     naive_kind: str  # "own naive" or "reference naive"
+    #: the course's own naive kernel, timed in the same run: what the speedup is measured against
+    reference_gflops: float | None
     speedup: float
     passed: bool  # the speedup check's verdict
     correct: bool  # every other check of the notebook passed
@@ -126,6 +128,8 @@ def _kernel(row: Row, notebook: str, summary: dict[str, Any]) -> Kernel | None:
                       str(summary.get("gpu") or device), int(measured.get("size") or 0),
                       int(measured.get("tile") or 0), float(gflops["tiled"]),
                       float(gflops[kind]) if kind in gflops else None, kind,
+                      float(gflops["reference naive"]) if gflops.get("reference naive")
+                      else None,
                       float(measured.get("speedup") or 0.0), cell.get("status") == "pass",
                       all(s in ("pass", "not_measured") for s in others))
     return None
