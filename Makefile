@@ -140,14 +140,17 @@ test: install colab-venv
 	$(BIN)/lint-imports
 	@# types of course/ and autograder/ ([tool.mypy] in pyproject.toml)
 	$(BIN)/mypy
-	@# --dist loadfile: every test of a file on one worker, so the module-scoped sample class
-	@# is graded once per run, not once per worker.
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+	@# --dist loadfile: every test of a file on one worker (module-scoped fixtures built once);
+	@# --no-loadscope-reorder: files start in the order tests/conftest.py sorts them (the
+	@# longest first, the two files reading the sample class last), not by their number of
+	@# tests. The sample class is graded once, in the background, from the start of the run
+	@# (tests/sample_class_grading.py).
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 ## The sample-class tests on the full class (every sample student; `make test` grades the core
 ## class).
 test-class: install
-	COURSE_SAMPLE_CLASS=full $(BIN)/python -m pytest tests/test_sample_class.py -rs --durations=5
+	COURSE_SAMPLE_CLASS=full $(BIN)/python -m pytest tests/test_sample_class.py tests/test_sample_class_views.py -rs --durations=5
 
 ## Random student edits (copies, scratch cells, deleted, swapped, pasted and retyped cells, 4.4
 ## without ids, kernelspecs) of every notebook: EDITS notebooks through the course's sanitize

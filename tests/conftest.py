@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,14 +17,39 @@ sys.setswitchinterval(5e-4)  # simulator threads hand over faster: about 2× qui
 
 #: The longest test files, longest first: with `pytest -n 2 --dist loadfile` (make test) a file
 #: starts in collection order, so these start at once instead of leaving one long file running
-#: alone at the end (the sample class alone is most of a CI run).
-LONGEST_FIRST = ("test_sample_class.py", "test_browser.py", "test_slurm.py",
-                 "test_notebooks_execute.py", "test_browser_viewing.py")
+#: alone at the end.
+LONGEST_FIRST = ("test_browser_viewing.py", "test_slurm.py", "test_browser.py",
+                 "test_exchange.py", "test_notebooks_execute.py", "test_newcomer.py",
+                 "test_student_errors.py", "test_publish.py", "test_isolation.py",
+                 "test_formgrader_offline.py")
+#: The files that read the graded sample class, collected last: the class is graded in the
+#: background from the start of the run (tests/sample_class_grading.py) while both workers run
+#: everything else, and these two files, one on each worker, read it at the end.
+SAMPLE_CLASS_FILES = ("test_sample_class.py", "test_sample_class_views.py")
+#: the grading process this worker started (stopped or waited for at the end of the run)
+_GRADING: list = []
 
 
+def shared_tmp(config: pytest.Config) -> Path:
+    """The run's temporary folder that every xdist worker shares (each worker's own basetemp
+    is a folder in it)."""
+    base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m deselected what will not run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     order = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: order.get(item.path.name, len(order)))  # stable
+    last = {name: len(order) + 1 + rank for rank, name in enumerate(SAMPLE_CLASS_FILES)}
+    items.sort(key=lambda item: last.get(item.path.name, order.get(item.path.name,
+                                                                   len(order))))  # stable
+    if not config.option.collectonly and any(
+            "sample_class_graded" in getattr(item, "fixturenames", ()) for item in items):
+        import sample_class_grading
+
+        proc = sample_class_grading.start(shared_tmp(config))
+        if proc is not None:
+            _GRADING.append(proc)
     b = backend.detect()
     if b.kind == "gpu":
         return
@@ -31,6 +57,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The background grading: waited for (the other worker may still be reading it) when
+    the run went on to its end, stopped when it was cut short."""
+    import sample_class_grading
+
+    cut_short = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+    for proc in _GRADING:
+        sample_class_grading.stop(proc, wait=not cut_short)
+
+
+@pytest.fixture(scope="session")
+def sample_class_graded(pytestconfig: pytest.Config) -> tuple[Path, dict, str, dict]:
+    """The sample class graded once for the whole run (tests/sample_class_grading.py): the
+    course, the grade table, what grading printed, and what the hostile students met."""
+    import sample_class_grading
+
+    return sample_class_grading.wait(shared_tmp(pytestconfig))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
