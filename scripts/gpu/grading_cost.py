@@ -145,7 +145,10 @@ def gpu_name() -> str:
 def commit() -> str:
     """This checkout's commit (``-dirty`` with uncommitted changes to tracked files outside
     ``docs/``, where the history itself is written);
-    ``COURSE_COMMIT`` where there is no git (a GPU box gets a copy of the working tree)."""
+    ``COURSE_COMMIT`` first when set: a GPU box gets a copy of the working tree whose git
+    (where it has one) names an older commit, as on 2026-12-02."""
+    if os.environ.get("COURSE_COMMIT"):
+        return os.environ["COURSE_COMMIT"]
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                               capture_output=True, text=True, timeout=20)
@@ -153,7 +156,7 @@ def commit() -> str:
             dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", ".", ":!docs"],
                                    cwd=ROOT, capture_output=True, timeout=20).returncode != 0
             return head.stdout.strip() + ("-dirty" if dirty else "")
-    return os.environ.get("COURSE_COMMIT") or "unknown (no git; set COURSE_COMMIT)"
+    return "unknown (no git; set COURSE_COMMIT)"
 
 
 def machine() -> str:
