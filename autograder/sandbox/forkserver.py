@@ -84,14 +84,16 @@ def fork_refusal() -> str | None:
     return None
 
 
-def _read_line(conn: socket.socket) -> dict[str, Any] | None:
+def read_message(conn: socket.socket, limit: int = MAX_LINE) -> dict[str, Any] | None:
+    """One JSON object sent as a line on ``conn`` (both sides of the server's protocol); None
+    for the end of the connection, a line over ``limit`` bytes or anything but an object."""
     data = b""
     while not data.endswith(b"\n"):
         chunk = conn.recv(65536)
         if not chunk:
             return None
         data += chunk
-        if len(data) > MAX_LINE:
+        if len(data) > limit:
             return None
     try:
         message = json.loads(data)
@@ -193,7 +195,7 @@ def _empty_tmp(kept: set[str]) -> None:
 
 def _serve_one(conn: socket.socket, listener: socket.socket, keep: set[int],
                tmp_kept: set[str]) -> None:
-    request = _read_line(conn)
+    request = read_message(conn)
     if request is None or not all(k in request for k in ("argv", "cwd", "env")):
         _send(conn, {"error": "bad request"})
         return
@@ -215,7 +217,7 @@ def _serve_one(conn: socket.socket, listener: socket.socket, keep: set[int],
     try:
         if not _send(conn, {"pid": pid}):
             raise OSError
-        go = _read_line(conn)
+        go = read_message(conn)
         if not go or go.get("go") is not True:
             raise OSError
         os.write(go_write, b"1")

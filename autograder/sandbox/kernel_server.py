@@ -43,6 +43,7 @@ from typing import Any
 
 from autograder.sandbox import bwrap as sandbox
 from autograder.sandbox import limits as limits_mod
+from autograder.sandbox.forkserver import read_message
 
 #: the kernel's environment names the server's info file with this (never seen inside: the
 #: sandbox's environment allow-list drops it)
@@ -203,22 +204,6 @@ def host_pid(root: int, inner: int, proc: Path = Path("/proc")) -> int | None:
     return None
 
 
-def _read_line(conn: socket.socket) -> dict[str, Any] | None:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        data += chunk
-        if len(data) > 1 << 16:
-            return None
-    try:
-        message = json.loads(data)
-    except ValueError:
-        return None
-    return message if isinstance(message, dict) else None
-
-
 def _connect(info: dict[str, Any]) -> socket.socket | None:
     """Connect to the server once it is ready (it may still be importing)."""
     sock = Path(str(info["socket"]))
@@ -258,7 +243,7 @@ def start_forked(info_file: str, *, argv: list[str], cwd: Path, env: Mapping[str
     try:
         conn.sendall(json.dumps({"argv": argv, "cwd": str(cwd.resolve()),
                                  "env": dict(env)}).encode() + b"\n")
-        answer = _read_line(conn)
+        answer = read_message(conn, limit=1 << 16)
         inner = answer.get("pid") if answer else None
         if not isinstance(inner, int):
             raise OSError("no kernel forked")
@@ -279,7 +264,7 @@ def wait_forked(conn: socket.socket) -> int:
     """Wait for the forked kernel to end; its exit code (1 if the server went away)."""
     conn.settimeout(None)
     try:
-        answer = _read_line(conn)
+        answer = read_message(conn, limit=1 << 16)
     except OSError:
         answer = None
     code = answer.get("exit") if answer else None
