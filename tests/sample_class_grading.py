@@ -22,10 +22,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 import traceback
 import uuid
@@ -44,39 +42,6 @@ ONLY = [s for s in os.environ.get("COURSE_SAMPLE_STUDENTS", "").split(",") if s]
 CELL_TIMEOUT = "30"
 #: the longest the grading may take before the waiting tests fail (the fixture's limit)
 LIMIT_S = 1800
-
-
-class _Listener:
-    """A TCP server on the host's loopback that records whatever reaches it."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", port))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.got: list[bytes] = []
-        self.stop = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.got.append(conn.recv(1000) or b"(connected)")
-                except OSError:
-                    self.got.append(b"(connected)")
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join()
-        self.sock.close()
 
 
 def folder(shared: Path) -> Path:
@@ -154,6 +119,8 @@ def _gone(work: Path) -> bool:
 
 def _grade(work: Path) -> None:
     """The driver: grade the class into ``work/course`` and write ``work/result.json``."""
+    from loopback import Listener  # tests/, this file's folder
+
     from sample_class.students import quinn_phones_home
 
     course = work / "course"
@@ -166,7 +133,7 @@ def _grade(work: Path) -> None:
                if os.access(d, os.W_OK)]
     for place in places:
         place.write_text(secret)
-    listener = _Listener(quinn_phones_home.LISTEN_PORT)
+    listener = Listener(quinn_phones_home.LISTEN_PORT)
     env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), JUPYTERHUB_API_TOKEN=secret,
                WEEK4_PLANTED_SECRET=secret,
                COURSE_CELL_TIMEOUT=os.environ.get("COURSE_CELL_TIMEOUT", CELL_TIMEOUT),

@@ -15,13 +15,13 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import nbformat
 import pytest
+from loopback import Listener
 
 from autograder.grading import config
 from autograder.sandbox import bwrap as sandbox
@@ -284,41 +284,9 @@ def kernel_env(monkeypatch):
     return monkeypatch
 
 
-class _Listener:
-    """A TCP server on the host's loopback that records whatever reaches it."""
-
-    def __init__(self, port: int = 0) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", port))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.port, self.got, self.stop = self.sock.getsockname()[1], [], False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.got.append(conn.recv(1000) or b"(connected)")
-                except OSError:
-                    self.got.append(b"(connected)")
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join()
-        self.sock.close()
-
-
 @needs_bwrap
 def test_kernel_talks_over_ipc_and_reaches_no_network(tmp_path: Path, kernel_env) -> None:
-    listener = _Listener()
+    listener = Listener()
     try:
         outputs, dead, _, _ = _run_notebook([
             "from ipykernel.connect import get_connection_info\n"

@@ -89,14 +89,14 @@ def test_a_students_notebooks_share_a_server_and_each_starts_clean(tmp_path: Pat
                     "subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
                     "print('left')")
     first = _run([PROBE, leave_behind], tmp_path)
-    server = kernel_server._SERVER[0]
+    server = kernel_server._SERVER.current
     assert first[0].split("\n")[:2] == ["preloaded", "en"], first
     assert first[1].strip() == "left"
     # Notebook 2 of the same student: the same server, in Korean, with nothing of notebook 1.
     second = _run([PROBE, "import os\nprint([p for p in os.listdir('/proc') if p.isdigit()"
                    " and b'sleep' in open(f'/proc/{p}/cmdline', 'rb').read()])"],
                   tmp_path, language="ko")
-    assert kernel_server._SERVER[0] is server and server.alive
+    assert kernel_server._SERVER.current is server and server.alive
     lines = second[0].split("\n")
     assert lines[:2] == ["preloaded", "ko"], second
     assert "left-by-notebook-1" not in lines[2]
@@ -111,7 +111,7 @@ def test_the_forked_kernel_is_in_its_notebooks_cgroups(tmp_path: Path) -> None:
     if not parents:
         pytest.skip(f"no cgroups here: {why}")
     out = _run(["print(open('/proc/self/cgroup').read())"], tmp_path)
-    server = kernel_server._SERVER[0]
+    server = kernel_server._SERVER.current
     names = {g.name for g in server.box.groups.values()}
     mine = {line.rsplit("/", 1)[-1] for line in out[0].splitlines()
             if line.count(":") >= 2 and line.split(":")[1] in parents}
@@ -122,9 +122,9 @@ def test_the_forked_kernel_is_in_its_notebooks_cgroups(tmp_path: Path) -> None:
 @needs_bwrap
 def test_another_student_gets_another_server(tmp_path: Path) -> None:
     _run(["print(1)"], tmp_path, student="ann")
-    first = kernel_server._SERVER[0]
+    first = kernel_server._SERVER.current
     _run(["print(2)"], tmp_path, student="ben")
-    second = kernel_server._SERVER[0]
+    second = kernel_server._SERVER.current
     assert second is not first and not first.alive and second.alive
     assert not first.run.exists()  # its folders are gone with it
 
@@ -132,7 +132,7 @@ def test_another_student_gets_another_server(tmp_path: Path) -> None:
 @needs_bwrap
 def test_a_dead_server_gives_a_cold_kernel(tmp_path: Path, monkeypatch) -> None:
     _run(["print(1)"], tmp_path)
-    dead = kernel_server._SERVER[0]
+    dead = kernel_server._SERVER.current
     dead.proc.kill()
     dead.proc.wait()
     monkeypatch.setattr(kernel_server, "server_for", lambda *a, **k: dead)
@@ -144,7 +144,7 @@ def test_a_dead_server_gives_a_cold_kernel(tmp_path: Path, monkeypatch) -> None:
 def test_switched_off_every_kernel_is_cold(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(kernel_server.ENABLE_ENV, "0")
     out = _run([PROBE], tmp_path)
-    assert out[0].startswith("cold") and not kernel_server._SERVER
+    assert out[0].startswith("cold") and kernel_server._SERVER.current is None
 
 
 @needs_bwrap

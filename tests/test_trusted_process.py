@@ -36,7 +36,7 @@ def _run(jobs: list[dict], course: Path, session: str | None, timeout_s: float =
 
 
 def _warm_pid() -> int | None:
-    return trusted_process._WARM[0].proc.pid if trusted_process._WARM else None
+    return trusted_process._WARM.current.proc.pid if trusted_process._WARM.current else None
 
 
 def test_one_process_serves_a_students_notebooks_each_cell_in_a_namespace_of_its_own(
@@ -85,7 +85,7 @@ def test_without_a_session_the_process_ends_with_its_jobs(tmp_path: Path) -> Non
     course = tmp_path / "course"
     course.mkdir()
     out = _run([_job("once", "print('once')")], course, None)
-    assert out[0]["stdout"] == "once\n" and not trusted_process._WARM
+    assert out[0]["stdout"] == "once\n" and trusted_process._WARM.current is None
 
 
 def test_a_launch_that_outlives_the_gpu_limit_fails_its_check_and_the_rest_go_on(

@@ -45,11 +45,11 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 
-from autograder.grading import ungraded
+from autograder.grading import outputs, ungraded
 from autograder.grading.languages import grading_language
 from autograder.sandbox import kernel_server
 from autograder.sandbox import limits as limits_mod
-from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV, ROOT_ENV
+from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV, course_root
 from course.runtime import i18n
 
 #: set by autograder.grading.trusted.TrustedPrecheck (the value: what it found, with ``"replay"``).
@@ -60,11 +60,6 @@ NOTES_KEY = "course_sandbox_notes"
 #: Messages whose content nbclient keeps (cell outputs, widget state): counted against the cap.
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
-
-
-def _course_root() -> Path:
-    """The course directory (hidden from student code), as the kernel's launcher finds it."""
-    return Path(os.environ.get(ROOT_ENV) or os.getcwd())
 
 
 def _error(ename: str, text: str) -> NotebookNode:
@@ -79,7 +74,7 @@ class SurvivingExecute(Execute):
         self._limits = limits_mod.Limits.from_env()
         # The notebook's language: the kernel speaks it (COURSE_LANG) and so do the notes.
         self._language = grading_language(nb)
-        if ungraded.nothing_graded(_course_root(), resources):  # kept as handed in, not run
+        if ungraded.nothing_graded(course_root(), resources):  # kept as handed in, not run
             nb = ungraded.keep_as_handed_in(nb, self._language, self._limits.output)
             resources.setdefault(NOTES_KEY, [])
             return nb, resources
@@ -91,7 +86,7 @@ class SurvivingExecute(Execute):
         self._output_used = 0
         self._output_cut = False
         self.timeout_func = self._cell_timeout
-        self._server = kernel_server.server_for(self._workdir(resources), _course_root(),
+        self._server = kernel_server.server_for(self._workdir(resources), course_root(),
                                                 self._limits)
         if self._server is not None:  # the kernel's files where the server's sandbox sees them
             self._kernel_dir = Path(tempfile.mkdtemp(prefix="kernel-", dir=self._server.ro))
@@ -208,7 +203,7 @@ class SurvivingExecute(Execute):
 
     def process_message(self, msg: dict, cell: NotebookNode, cell_index: int):
         if msg.get("msg_type") in _KEPT:
-            size = len(json.dumps(msg.get("content", {}), default=str))
+            size = outputs.size(msg.get("content", {}))
             if self._output_cut or self._output_used + size > self._limits.output:
                 if msg["msg_type"] == "error":  # keep the error (it scores the cell), short
                     content = msg["content"]
@@ -217,11 +212,7 @@ class SurvivingExecute(Execute):
                     size = len(text)
                 elif not self._output_cut:
                     self._output_cut = True
-                    cell.outputs.append(NotebookNode(
-                        output_type="stream", name="stderr",
-                        text=self._("[output cut: this notebook printed more than {limit}]"
-                                    ).format(limit=limits_mod.human(self._limits.output))
-                        + "\n"))
+                    cell.outputs.append(outputs.cut_notice(self._language, self._limits.output))
                     return None
                 else:
                     return None

@@ -16,7 +16,6 @@ whenever a check hangs, breaks a limit or kills it (the next notebook then gets 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -38,6 +37,7 @@ from autograder.grading.trusted_child import (
 from autograder.sandbox import bwrap as sandbox
 from autograder.sandbox import gpulock as gpulock_setup
 from autograder.sandbox import limits as limits_mod
+from autograder.sandbox.warm import WarmOne
 from course.runtime import i18n
 
 #: Seconds a check process may take to start (imports), on top of any check's timeout.
@@ -122,25 +122,9 @@ class WarmChecker:
 
 
 #: the warm checker of the student being graded in this process (at most one).
-_WARM: list[WarmChecker] = []
-
-
-def close_warm_checker() -> None:
-    """Stop the warm checker, if any (the next student, the end of grading)."""
-    while _WARM:
-        _WARM.pop().close()
-
-
-atexit.register(close_warm_checker)
-
-
-def _checker(key: tuple, start: Any) -> WarmChecker:
-    """The live checker for ``key``, else a new one (stopping another student's)."""
-    if _WARM and _WARM[0].key == key and _WARM[0].alive:
-        return _WARM[0]
-    close_warm_checker()
-    _WARM.append(start())
-    return _WARM[0]
+_WARM: WarmOne[WarmChecker] = WarmOne()
+#: stop the warm checker, if any (the next student, the end of grading)
+close_warm_checker = _WARM.close
 
 
 def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
@@ -194,7 +178,7 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
                          "evalue": _("not run: an earlier check timed out and the notebook's "
                                      "remaining time was spent"), "stdout": ""} for j in todo]
             break
-        checker = _checker(key, start) if session else start()
+        checker = _WARM.get(key, start) if session else start()
         lines: list[str] = []
         try:
             beat = Path(checker.folder.name, f"gpu-queue-{checker.requests + 1}.heartbeat")
@@ -211,9 +195,7 @@ def run_jobs(jobs: list[dict[str, Any]], *, course_root: Path, timeout_s: float,
             returncode = checker.proc.poll()
         finally:
             if not session or not checker.alive or len(lines) < len(todo):
-                if _WARM and _WARM[0] is checker:
-                    _WARM.clear()
-                checker.close()
+                _WARM.stop(checker)
         got = [json.loads(line) for line in lines]
         results.extend(got)
         # A launch that outlived the GPU lock's limit: that check says so and its process

@@ -16,7 +16,6 @@ the submission: a student who strips the metadata of a graded notebook does not 
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ from nbformat import v4
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import ClearOutput
 
+from autograder.grading import outputs
 from autograder.runner.names import ASSIGNMENT
-from autograder.sandbox import limits as limits_mod
-from autograder.sandbox.bwrap import ROOT_ENV
+from autograder.sandbox.bwrap import course_root
 from course.runtime import i18n
 
 #: the opening cell's metadata mark (tests and the viewing code can find it)
@@ -63,15 +62,9 @@ class ClearOutputOfGraded(ClearOutput):
     """nbgrader's ``ClearOutput``, except for a notebook with nothing graded (kept as handed in)."""
 
     def preprocess(self, nb: NotebookNode, resources: Any):
-        if nothing_graded(_course_root(self), resources):
+        if nothing_graded(course_root(), resources):
             return nb, resources
         return super().preprocess(nb, resources)
-
-
-def _course_root(preprocessor: Any) -> str | None:
-    """The course directory: nbgrader's (the converter this runs under), else the grader's."""
-    coursedir = getattr(getattr(preprocessor, "parent", None), "coursedir", None)
-    return getattr(coursedir, "root", None) or os.environ.get(ROOT_ENV)
 
 
 def keep_as_handed_in(nb: NotebookNode, language: str, output_limit: int) -> NotebookNode:
@@ -83,17 +76,13 @@ def keep_as_handed_in(nb: NotebookNode, language: str, output_limit: int) -> Not
             continue
         kept = []
         for output in cell.get("outputs", []):
-            size = len(json.dumps(output, default=str))
-            if cut or used + size > output_limit:
+            counted = outputs.size(output)
+            if cut or used + counted > output_limit:
                 if not cut:
                     cut = True
-                    kept.append(NotebookNode(
-                        output_type="stream", name="stderr",
-                        text=i18n.in_language(
-                            language, "[output cut: this notebook printed more than {limit}]"
-                        ).format(limit=limits_mod.human(output_limit)) + "\n"))
+                    kept.append(outputs.cut_notice(language, output_limit))
                 continue
-            used += size
+            used += counted
             kept.append(output)
         cell.outputs = kept
     note = v4.new_markdown_cell(i18n.in_language(language, NOTE))

@@ -103,6 +103,12 @@ def bwrap_path() -> str | None:
     return exe if probe.returncode == 0 else None
 
 
+def course_root() -> Path:
+    """The course directory, which every sandbox hides: ``COURSE_GRADING_ROOT`` (set by the
+    grader's configuration, and in the grading kernelspec's environment), else this folder."""
+    return Path(os.environ.get(ROOT_ENV) or os.getcwd())
+
+
 def sandbox_status() -> str:
     """One line for the grade table: how submissions were isolated."""
     if bwrap_path():

@@ -26,7 +26,6 @@ What stays exactly as with a cold kernel:
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -44,6 +43,7 @@ from typing import Any
 from autograder.sandbox import bwrap as sandbox
 from autograder.sandbox import limits as limits_mod
 from autograder.sandbox.forkserver import read_message
+from autograder.sandbox.warm import WarmOne
 
 #: the kernel's environment names the server's info file with this (never seen inside: the
 #: sandbox's environment allow-list drops it)
@@ -128,16 +128,9 @@ class KernelServer:
 
 
 #: the server of the student being graded in this process (at most one)
-_SERVER: list[KernelServer] = []
-
-
-def close_kernel_server() -> None:
-    """Stop this process's kernel server, if any (the next student, the end of grading)."""
-    while _SERVER:
-        _SERVER.pop().close()
-
-
-atexit.register(close_kernel_server)
+_SERVER: WarmOne[KernelServer] = WarmOne()
+#: stop this process's kernel server, if any (the next student, the end of grading)
+close_kernel_server = _SERVER.close
 
 
 def server_for(workdir: Path, course_root: Path,
@@ -150,15 +143,11 @@ def server_for(workdir: Path, course_root: Path,
     if not enabled():
         return None
     key = (str(workdir.resolve()), str(course_root.resolve()), limits)
-    if _SERVER and _SERVER[0].key == key and _SERVER[0].alive:
-        return _SERVER[0]
-    close_kernel_server()
     try:
-        _SERVER.append(KernelServer.start(key, workdir=workdir, course_root=course_root,
-                                          limits=limits))
+        return _SERVER.get(key, lambda: KernelServer.start(
+            key, workdir=workdir, course_root=course_root, limits=limits))
     except (OSError, sandbox.SandboxUnavailableError):
         return None
-    return _SERVER[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograder.sandbox import kernel_server
 from autograder.sandbox import limits as limits_mod
-from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV, ROOT_ENV, SandboxCommand, wrap
+from autograder.sandbox.bwrap import BOX_FILE, REPLAY_ENV, SandboxCommand, course_root, wrap
 
 
 def _exec(command: SandboxCommand) -> None:
@@ -48,19 +48,18 @@ def _kernel_main(argv: list[str]) -> int:
     sockets = Path(info["ip"]).parent.resolve()
     box_path = conn.parent / BOX_FILE
     box = json.loads(box_path.read_text()) if box_path.exists() else {}
-    root = Path(os.environ.get(ROOT_ENV) or os.getcwd())
+    root = course_root()
     # The trusted re-check's recorded outcomes, for the kernel's checks to replay (read-only).
     replay = os.environ.get(REPLAY_ENV)
     replay_ro = (Path(replay).resolve(),) if replay and Path(replay).is_file() else ()
-    command = wrap([sys.executable, "-m", "ipykernel_launcher", "-f", str(conn),
-                    "--HistoryManager.hist_file=:memory:"],
+    kernel_args = ["-f", str(conn), "--HistoryManager.hist_file=:memory:"]
+    command = wrap([sys.executable, "-m", "ipykernel_launcher", *kernel_args],
                    course_root=root, workdir=Path.cwd(), extra_ro=(conn, *replay_ro),
                    extra_rw=(sockets,), gpu=False)
     command.box = box
     server = os.environ.get(kernel_server.SERVER_ENV)
     if server:  # this student's fork-server; anything short of a running kernel: start cold
-        inner_argv = command.argv[command.argv.index("ipykernel_launcher") + 1:]
-        forked = kernel_server.start_forked(server, argv=inner_argv, cwd=Path.cwd(),
+        forked = kernel_server.start_forked(server, argv=kernel_args, cwd=Path.cwd(),
                                             env=command.env, groups=box.get("groups", {}))
         if forked is not None:
             return kernel_server.wait_forked(forked)

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import ROOT  # first: the shared setup (common.py)
+from common import ROOT, build_scratch_release  # first: the shared setup (common.py)
 from grading_cost import (
     HISTORY,
     Run,
@@ -159,22 +159,12 @@ def report(results: Sequence[Result], gpu: str) -> list[str]:
 
 def build_base(scratch: Path, student: str, progress: Callable[[str], None]) -> Path:
     """The scratch course directory: the release built, the student's submission staged."""
-    import subprocess
 
     import sample_class as samples
 
     base = scratch / "base"
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
-    for folder in ("source", "i18n", "assets"):  # the Korean release needs its catalogs
-        if (ROOT / folder).is_dir():
-            shutil.copytree(ROOT / folder, base / folder)
-    shutil.copy(ROOT / "nbgrader_config.py", base)
     started = time.monotonic()
-    built = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                            "from autograder.cli.harness import build_release; "
-                            "build_release(Path(sys.argv[1]))", str(base)],
-                           capture_output=True, text=True, cwd=base, env=_env())
+    built = build_scratch_release(base)
     if built.returncode:
         raise SystemExit(f"building the release failed (exit {built.returncode}):\n"
                          f"{built.stdout[-3000:]}\n{built.stderr[-3000:]}")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import shutil
+import subprocess
 import sys
 import time
 from importlib import metadata
@@ -43,6 +45,26 @@ def versions() -> str:
         with contextlib.suppress(metadata.PackageNotFoundError):
             found.append(f"{name} {metadata.version(name)}")
     return ", ".join(found) + f", Python {platform.python_version()}"
+
+
+def build_scratch_release(base: Path) -> subprocess.CompletedProcess:
+    """A scratch course directory at ``base`` (made empty first) with the release built, as the
+    demo builds it: the sources, the Korean catalogs, the figures and the course's
+    ``nbgrader_config.py`` copied, then ``build_release`` run in a fresh process (``release``
+    would also sync the README and the figures, which the scratch copy does not have). The
+    finished process is returned: its return code says whether the build worked."""
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    for folder in ("source", "i18n", "assets"):  # the Korean release needs its catalogs
+        if (ROOT / folder).is_dir():
+            shutil.copytree(ROOT / folder, base / folder)
+    shutil.copy(ROOT / "nbgrader_config.py", base)
+    return subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                           "from autograder.cli.harness import build_release; "
+                           "build_release(Path(sys.argv[1]))", str(base)],
+                          capture_output=True, text=True, cwd=base,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))))
 
 
 def report_head(title: str, gpu: Any, when: str = "%Y-%m-%d") -> list[str]:

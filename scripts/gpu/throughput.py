@@ -39,13 +39,12 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, versions  # first: the shared setup (common.py)
+from common import ROOT, build_scratch_release, versions  # first: the shared setup
 from grading_cost import (
     HISTORY,
     append_history,
@@ -243,21 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(args.keep or tempfile.mkdtemp(prefix="week4-throughput-"))
     scratch.mkdir(parents=True, exist_ok=True)
     base = scratch / "release"
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir()
-    for folder in ("source", "i18n", "assets"):  # the Korean release needs its catalogs
-        if (ROOT / folder).is_dir():
-            shutil.copytree(ROOT / folder, base / folder)
-    shutil.copy(ROOT / "nbgrader_config.py", base)
     started = time.monotonic()
-    # The release alone (as `demo` builds it): `release` would also sync the README and the
-    # figures, which this scratch copy does not have.
-    built = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                            "from autograder.cli.harness import build_release; "
-                            "build_release(Path(sys.argv[1]))", str(base)],
-                           capture_output=True, text=True, cwd=base,
-                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                               filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))))
+    built = build_scratch_release(base)
     if built.returncode:
         log = base / ".nbgrader.log"
         tail = log.read_text(errors="replace")[-6000:] if log.is_file() else "(no log)"
