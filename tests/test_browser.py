@@ -307,6 +307,17 @@ def _korean_panel(page, base: str) -> int:
 HAND_GRADED = "why_not_tile_32"
 
 
+def open_manual_grading(formgrader, notebook: str) -> None:
+    """Manual Grading → week4 → ``notebook`` in the formgrader's frame, each click made on the
+    page it is meant for: the formgrader opens on Manage Assignments, which has a "week4" link
+    of its own (to the source folder), and on a busy machine a click made before the next page
+    has replaced it lands there. Each step waits for its page's breadcrumb."""
+    for link, arrived in (("Manual Grading", "Manual Grading"), ("week4", "week4"),
+                          (notebook, notebook)):
+        formgrader.get_by_role("link", name=link, exact=True).click()
+        formgrader.locator("ol.breadcrumb li.active", has_text=arrived).wait_for(state="visible")
+
+
 def graded_course(tmp: Path, hand_in) -> tuple[Path, str]:
     """A course copy (our nbgrader config, the figures the release embeds), the release,
     ``hand_in(root)`` writing ``submitted/``, the harness's ``grade``, and the instructor's
@@ -385,9 +396,7 @@ def test_hand_grading_in_the_formgrader(tmp_path: Path) -> None:
                 page.evaluate("() => window.jupyterapp.commands.execute("
                               "'nbgrader:open-formgrader')")
                 formgrader = page.frame_locator("iframe").first
-                formgrader.get_by_role("link", name="Manual Grading").click()
-                formgrader.get_by_role("link", name="week4").click()
-                formgrader.get_by_role("link", name="06_tile_sweep").click()
+                open_manual_grading(formgrader, "06_tile_sweep")
                 formgrader.locator("a", has_text="Submission #1").click()
                 score = formgrader.locator(f"input#{HAND_GRADED}")
                 score.wait_for(state="visible")

@@ -290,9 +290,7 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
                 page.evaluate("() => window.jupyterapp.commands.execute("
                               "'nbgrader:open-formgrader')")
                 grader = page.frame_locator("iframe").first
-                grader.get_by_role("link", name="Manual Grading").click()
-                grader.get_by_role("link", name="week4").click()
-                grader.get_by_role("link", name=NOTEBOOK).click()
+                lab.open_manual_grading(grader, NOTEBOOK)
                 grader.locator(f"a[href*='{submission}']").first.click()  # Ivo's, of two
                 grader.locator("input#why_not_tile_32").wait_for(state="visible")
                 answer_in_formgrader = grader.get_by_text(ivo.ANSWER_TEXT[:60]).count()
