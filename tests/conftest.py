@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ import course  # noqa: F401  (chooses GPU or simulator before anything imports n
 from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster: about 2× quicker
 
 
 #: The longest test files, longest first: with `pytest -n 2 --dist loadfile` (make test) a file

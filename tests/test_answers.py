@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
 
 from course.checks.answers import AnswerError, expect_close, expect_equal, expect_value_error
 from course.runtime import backend
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 # The naive GEMM's arithmetic intensity at M = N = K = 1024, float32: 2·n³ FLOPs over
 # 4·(2·n³) bytes read (no reuse) = 0.25 FLOP/byte. Typical mistakes and their values:

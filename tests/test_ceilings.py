@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import cuda  # noqa: E402  (after course: the simulator must be chosen first)
 
 import course  # noqa: F401  (chooses GPU or simulator before numba is imported)
 from course.checks import vector_add as vector_add_check
@@ -39,10 +40,6 @@ from course.perf.timing import Timing
 from course.runtime import backend, gpu_classes
 from course.runtime.backend import AUTOGRADE_ENV, TRUSTED_ENV, Backend, NoGPUError
 from course.runtime.devices import DEFAULT_SIMULATOR_DEVICE, lookup
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
-
-from numba import cuda  # noqa: E402  (after course: the simulator must be chosen first)
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOFLINE_NOTEBOOK = ROOT / "source" / "week4" / "05_roofline.ipynb"

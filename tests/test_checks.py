@@ -7,8 +7,6 @@ thread.
 
 from __future__ import annotations
 
-import sys
-
 import kernels_for_tests as kft
 import numpy as np
 import pytest
@@ -32,8 +30,6 @@ from course.gemm.operands import (
 )
 from course.runtime import backend
 from course.runtime.seeds import generator
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 RAGGED = ((17, 5, 3),)  # one partial block of rows, N smaller than a block
 SQUARE = ((6, 6, 3), (17, 17, 4))

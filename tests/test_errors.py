@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import kernels_for_tests as kft
 import numpy as np
 import pytest
@@ -13,7 +11,6 @@ from course.checks.gemm import try_gemm
 from course.gemm.launch import matmul, naive, tiled
 from course.runtime.errors import explain, not_written_yet, plain_errors
 
-sys.setswitchinterval(5e-4)
 unwritten = kft.gemm_naive_not_implemented
 no_bounds_test = kft.gemm_naive_no_bounds
 stores_nothing = kft.gemm_naive_never_writes  # what an unwritten kernel does on a GPU

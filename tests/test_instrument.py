@@ -9,7 +9,6 @@ most the whole-tile model count.
 from __future__ import annotations
 
 import math
-import sys
 import time
 
 import kernels_for_tests as kft
@@ -25,8 +24,6 @@ from course.gemm.reads import naive_reads, tiled_reads
 from course.runtime import backend
 from course.trust import runner as isolated
 from course.trust.kernel_source import bundle_from_objects
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 pytestmark = pytest.mark.skipif(backend.detect().kind != "simulator",
                                 reason="instrumented runs need the CUDA simulator in-process")
@@ -202,15 +199,16 @@ def test_shared_arrays_are_named_after_the_source_line():
 
 
 def test_simulator_is_restored_after_a_run_and_after_an_error():
-    from numba.cuda.simulator import kernel as simkernel
     from numba.cuda.simulator import kernelapi
 
-    array, sync = kernelapi.FakeCUDAShared.array, simkernel.BlockThread.syncthreads
+    from course.runtime.simulator import thread_class
+
+    array, sync = kernelapi.FakeCUDAShared.array, thread_class().syncthreads
     run(tiled(kft.make_gemm_tiled, 4), (5, 3, 6))
     with pytest.raises(IndexError):
         run(tiled(kft.make_gemm_tiled_multiples_only, 4), (5, 3, 6))
     assert kernelapi.FakeCUDAShared.array is array
-    assert simkernel.BlockThread.syncthreads is sync
+    assert thread_class().syncthreads is sync
 
 
 def test_run_report_total():

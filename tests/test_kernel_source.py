@@ -7,7 +7,6 @@ with a message that names the construct, anything that could reach outside a ker
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import kernels_for_tests as kft
@@ -23,8 +22,6 @@ from course.trust.kernel_source import (
     referenced_names,
     validate_module,
 )
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 
 def cell(text: str) -> str:

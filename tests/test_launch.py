@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import kernels_for_tests as kft
 import numpy as np
 import pytest
@@ -25,8 +23,6 @@ from course.gemm.launch import (
     tiled,
     tiled_launch,
 )
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 
 def f32(*shape: int) -> np.ndarray:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import textwrap
 
 import nbformat
@@ -15,8 +14,6 @@ from course.gemm.launch import is_cuda_kernel, matmul, naive, tiled
 from course.notebooks import reuse
 from course.notebooks.reuse import MissingAnswerError, definitions_from
 from course.trust.kernel_source import DisallowedCodeError
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 SETUP = "import numpy as np\nimport course\nfrom numba import cuda, float32\n"
 NAIVE = textwrap.dedent("""

@@ -195,3 +195,17 @@ def test_device_print_cost_script_without_a_gpu(capsys, monkeypatch):
     assert set(seconds) == {"numba naive", "numba naive + print"}
     assert all(len(t) == 2 and min(t) > 0 for t in seconds.values())
     assert "row 3 col 3 acc" in capsys.readouterr().out  # the student's line, every thread
+
+
+def test_simulator_cost_script_measures_both_runners_and_restores_the_greenlets(
+        capsys, monkeypatch):
+    if backend.detect().kind != "simulator":
+        pytest.skip("the simulator's cost: measured where kernels run on the simulator")
+    from numba.cuda.simulator import kernel
+
+    cost = load_script("simulator_cost")
+    monkeypatch.setattr(sys, "argv", ["simulator_cost.py", "--sizes", "16"])
+    cost.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 16 ")]
+    assert len(rows) == 1 and rows[0].startswith("| 16 | 1 × 256 | "), rows
+    assert getattr(kernel.BlockManager.run, "_course_greenlets", False)

@@ -1,4 +1,6 @@
-"""course.simulator: the kernel API in every spelling, and an event-driven block barrier."""
+"""course.runtime.simulator: the kernel API in every spelling, and the block's barrier, with the
+blocks run as greenlets (the course's default) and as Numba's threads made event-driven (where
+greenlet is missing): every barrier test runs under both."""
 
 from __future__ import annotations
 
@@ -8,10 +10,25 @@ import pytest
 from numba import cuda
 
 import course  # noqa: F401  (turns the simulator on and applies the fixes)
+from course.runtime import simulator
 from course.runtime.backend import detect
-from course.runtime.simulator import KERNEL_API, expose_kernel_api, make_barriers_event_driven
+from course.runtime.simulator import KERNEL_API, expose_kernel_api
 
 pytestmark = pytest.mark.skipif(detect().kind != "simulator", reason="simulator only")
+
+
+@pytest.fixture(params=["greenlets", "threads"])
+def runner(request, monkeypatch):
+    """The block runner under test: the course's greenlets, or the threads it falls back to."""
+    from numba.cuda.simulator import kernel, kernelapi
+
+    assert getattr(kernel.BlockManager.run, "_course_greenlets", False), \
+        "importing course on the simulator runs blocks as greenlets"
+    if request.param == "threads":
+        monkeypatch.setattr(kernel.BlockManager, "run", simulator._run_block)
+        monkeypatch.setattr(kernel.BlockThread, "syncthreads", simulator._syncthreads)
+        monkeypatch.setattr(kernelapi, "threading", simulator.threading)
+    return request.param
 
 
 @numba.cuda.jit
@@ -59,8 +76,7 @@ def _reverse_in_blocks(a, out):
     out[cuda.blockIdx.x * 64 + t] = s[63 - t]
 
 
-def test_the_barrier_orders_every_thread_of_the_block():
-    make_barriers_event_driven()  # idempotent
+def test_the_barrier_orders_every_thread_of_the_block(runner):
     a = np.arange(128, dtype=np.float32)
     out = np.zeros_like(a)
     _reverse_in_blocks[2, 64](a, out)
@@ -76,7 +92,7 @@ def _early_exit(out):
     out[t] = 1
 
 
-def test_threads_that_returned_do_not_block_the_barrier():
+def test_threads_that_returned_do_not_block_the_barrier(runner):
     out = np.zeros(8, np.float32)
     _early_exit[1, 8](out)
     assert out.tolist() == [1, 0, 1, 0, 1, 0, 1, 0]
@@ -90,6 +106,117 @@ def _fails_in_one_thread(a):
     cuda.syncthreads()
 
 
-def test_the_first_real_error_is_raised_not_the_aborts_it_caused():
+def test_the_first_real_error_is_raised_not_the_aborts_it_caused(runner):
     with pytest.raises(IndexError, match=r"tid=\[5, 0, 0\]"):
         _fails_in_one_thread[1, 16](np.zeros(16, np.float32))
+
+
+@cuda.jit
+def _tiled_sum(a, out):
+    """Each block sums its 16 values through shared memory in four barrier-separated steps."""
+    s = cuda.shared.array(16, numba.float32)
+    t = cuda.threadIdx.x
+    s[t] = a[cuda.blockIdx.x * 16 + t]
+    cuda.syncthreads()
+    step = 8
+    while step > 0:
+        if t < step:
+            s[t] += s[t + step]
+        cuda.syncthreads()
+        step //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+def test_a_reduction_with_a_barrier_in_a_loop_is_exact(runner):
+    a = np.arange(64, dtype=np.float32)
+    out = np.zeros(4, np.float32)
+    _tiled_sum[4, 16](a, out)
+    assert out.tolist() == a.reshape(4, 16).sum(axis=1).tolist()
+
+
+@cuda.jit
+def _count_odd(out):
+    t = cuda.threadIdx.x
+    out[t] = cuda.syncthreads_count(t % 2)
+
+
+def test_the_barrier_reductions_count_the_whole_block(runner):
+    out = np.zeros(10, np.int32)
+    _count_odd[1, 10](out)
+    assert out.tolist() == [5] * 10
+
+
+@cuda.jit
+def _two_dimensional_ids(out):
+    x, y = cuda.threadIdx.x, cuda.threadIdx.y
+    i, j = cuda.grid(2)
+    out[j, i] = cuda.blockIdx.y * 100 + cuda.blockIdx.x * 10 + y * 2 + x
+
+
+def test_every_thread_sees_its_own_indices(runner):
+    out = np.zeros((4, 4), np.int32)
+    _two_dimensional_ids[(2, 2), (2, 2)](out)
+    expected = [[by * 100 + bx * 10 + y * 2 + x for bx in range(2) for x in range(2)]
+                for by in range(2) for y in range(2)]
+    assert out.tolist() == expected
+
+
+@cuda.jit
+def _interrupted(out):
+    t = cuda.threadIdx.x
+    out[t] = 1
+    if t == 3:
+        raise KeyboardInterrupt  # what the stop button or a time limit raises in the kernel
+    cuda.syncthreads()
+    out[t] = 2
+
+
+def test_an_interrupt_in_a_kernel_ends_the_launch_and_leaves_nothing_running():
+    import threading
+
+    before = threading.active_count()
+    out = cuda.to_device(np.zeros(8, np.float32))  # a host array is not copied back on errors
+    with pytest.raises(KeyboardInterrupt):
+        _interrupted[1, 8](out)
+    # threads 0-2 wait at the barrier and never pass it; threads after 3 never started
+    assert out.copy_to_host().tolist() == [1, 1, 1, 1, 0, 0, 0, 0]
+    assert threading.active_count() == before  # no simulated thread left behind
+
+
+def test_a_launch_interleaves_its_threads_the_same_way_every_time():
+    @cuda.jit
+    def racy(out):
+        s = cuda.shared.array(1, numba.int32)
+        s[0] = cuda.threadIdx.x  # every thread writes, no barrier: the last one wins
+        out[cuda.threadIdx.x] = s[0]
+
+    outs = []
+    for _ in range(3):
+        out = np.zeros(32, np.int32)
+        racy[1, 32](out)
+        outs.append(out.tolist())
+    assert outs[0] == outs[1] == outs[2] == list(range(32))
+
+
+def test_greenlets_are_much_cheaper_than_threads():
+    """The reason for the greenlets: the same tiled sum, measured in CPU time."""
+    import time
+
+    from numba.cuda.simulator import kernel, kernelapi
+
+    a = np.arange(64 * 16, dtype=np.float32)
+
+    def cpu(n: int = 3) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            _tiled_sum[64, 16](a, np.zeros(64, np.float32))
+        return time.process_time() - start
+
+    green = cpu()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel.BlockManager, "run", simulator._run_block)
+        mp.setattr(kernel.BlockThread, "syncthreads", simulator._syncthreads)
+        mp.setattr(kernelapi, "threading", simulator.threading)
+        threads = cpu()
+    assert green * 3 < threads, (green, threads)

@@ -10,7 +10,6 @@ and a budget on that clock, so that a kernel "crawls" without anything sleeping.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 
@@ -28,8 +27,6 @@ from course.runtime.backend import Backend
 from course.trust import runner
 from course.trust.kernel_source import SourceBundle, bundle_from_objects
 from tests import cudac_kernels as k
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 #: what a budget says when the student's naive kernel overran it (course.perf.budget)
 OVERRAN = ("your naive kernel did not finish its 23 launches at 2048³ within 16 s; the "

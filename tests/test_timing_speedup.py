@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 
 import kernels_for_tests as kft
 import pytest
@@ -31,8 +30,6 @@ from course.runtime import backend
 from course.runtime.backend import Backend, NoGPUError
 from course.trust import runner as isolated
 from course.trust.kernel_source import SourceBundle, bundle_from_objects
-
-sys.setswitchinterval(5e-4)  # simulator threads hand over faster
 
 on_simulator = pytest.mark.skipif(backend.detect().kind == "gpu",
                                   reason="checks the behaviour without a GPU")

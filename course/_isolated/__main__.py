@@ -56,7 +56,6 @@ def serve() -> int:
 
 
 def main(args: list[str]) -> int:
-    sys.setswitchinterval(5e-4)  # the simulator's threads hand over faster: about 2× quicker
     # Before any context exists: waits for the GPU (timings, checks) sleep instead of spinning.
     gpusync.block_while_waiting()
     if not backend.simulator_requested() and not gpulock.hold_shared_on_launch():

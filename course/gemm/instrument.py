@@ -31,6 +31,7 @@ import numpy as np
 from course.gemm.launch import check_operands, quiet_numba
 from course.gemm.operands import C_POISON_BITS, Access
 from course.runtime.i18n import N_, _
+from course.runtime.simulator import current_simulated_thread, thread_class
 
 MAX_REPORTED = 5
 _BARRIER_HINT = N_(
@@ -93,7 +94,7 @@ class _Counter:
 
 
 def _thread_identity() -> tuple[tuple[int, ...], tuple[int, ...], int]:
-    t = threading.current_thread()
+    t = current_simulated_thread()
     block = tuple(getattr(t, "blockIdx", (0, 0, 0)))
     thread = tuple(getattr(t, "threadIdx", (0, 0, 0)))
     return block, thread, getattr(t, "_course_epoch", 0)
@@ -190,12 +191,12 @@ class _TrackedShared:
 @contextlib.contextmanager
 def _instrumented_simulator(report: RunReport) -> Iterator[None]:
     """Patch the simulator's shared arrays and barrier for the duration of one launch."""
-    from numba.cuda.simulator import kernel as simkernel
     from numba.cuda.simulator import kernelapi
 
     alloc_lock = threading.Lock()
     original_array = kernelapi.FakeCUDAShared.array
-    original_sync = simkernel.BlockThread.syncthreads
+    threads = thread_class()
+    original_sync = threads.syncthreads
 
     def array(self: Any, shape: Any, dtype: Any, alignment: Any = None) -> Any:
         if shape == 0 or alignment is not None:
@@ -228,12 +229,12 @@ def _instrumented_simulator(report: RunReport) -> Iterator[None]:
         self._course_epoch = getattr(self, "_course_epoch", 0) + 1
 
     kernelapi.FakeCUDAShared.array = array
-    simkernel.BlockThread.syncthreads = syncthreads
+    threads.syncthreads = syncthreads
     try:
         yield
     finally:
         kernelapi.FakeCUDAShared.array = original_array
-        simkernel.BlockThread.syncthreads = original_sync
+        threads.syncthreads = original_sync
 
 
 def _counting_array(data: np.ndarray, counter: _Counter | None, name: str,

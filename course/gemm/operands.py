@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from course.gemm.launch import GemmKernel, check_operands
+from course.runtime.simulator import current_simulated_thread
 
 Shape = tuple[int, int, int]
 
@@ -73,11 +74,9 @@ def _watched(view: Any, name: str, seen: list[Access], reads: list[int] | None) 
     """A simulator array that notes the first access past its end: the array, the index and
     the thread (the simulator's own error names neither the array nor the element); and, with
     ``reads``, that it was read."""
-    import threading
-
     def note(idx: Any, write: bool) -> None:
         if not seen:
-            t = threading.current_thread()
+            t = current_simulated_thread()
             index = tuple(int(i) for i in idx) if isinstance(idx, tuple) else int(idx)
             thread = tuple(getattr(t, "threadIdx", (0, 0, 0)))
             block = tuple(getattr(t, "blockIdx", (0, 0, 0)))

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
 PACKAGES=(
-  numpy==2.4.6 pyelftools==0.33 nbgrader==0.9.6 nbclient==0.11.0 nbformat==5.11.1
+  numpy==2.4.6 pyelftools==0.33 greenlet==3.5.6 nbgrader==0.9.6 nbclient==0.11.0 nbformat==5.11.1
   nbconvert==7.17.2 ipykernel==7.4.0 ipywidgets==8.1.9
   # what those import that the image lacks
   alembic mako sqlalchemy rapidfuzz argon2-cffi argon2-cffi-bindings cffi pycparser
