@@ -220,3 +220,20 @@ def test_greenlets_are_much_cheaper_than_threads():
         mp.setattr(kernelapi, "threading", simulator.threading)
         threads = cpu()
     assert green * 3 < threads, (green, threads)
+
+
+class _NeedsTwoArguments(Exception):
+    def __init__(self, code, where):
+        super().__init__(f"{code} at {where}")
+
+
+@cuda.jit
+def _raises_an_unusual_error(out):
+    if cuda.threadIdx.x == 2:
+        raise _NeedsTwoArguments(7, "here")
+    out[cuda.threadIdx.x] = 1
+
+
+def test_an_error_whose_type_takes_other_arguments_is_raised_as_it_was():
+    with pytest.raises(_NeedsTwoArguments, match="7 at here"):
+        _raises_an_unusual_error[1, 4](np.zeros(4, np.float32))

@@ -267,7 +267,11 @@ class GreenThread:
         except Exception as e:  # noqa: BLE001 - what the kernel raised, as Numba reports it
             tid, ctaid = f"tid={list(self.threadIdx)}", f"ctaid={list(self.blockIdx)}"
             msg = f"{tid} {ctaid}" if str(e) == "" else f"{tid} {ctaid}: {e}"
-            self.exception = (type(e)(msg), sys.exc_info()[2])
+            try:
+                error: BaseException = type(e)(msg)
+            except Exception:  # noqa: BLE001 - an exception type that takes other arguments
+                error = e
+            self.exception = (error, sys.exc_info()[2])
             if not isinstance(e, _BlockAborted):
                 self._block.aborted = True
 
