@@ -1,7 +1,7 @@
 """Tests for course.checks.bonus and notebook 7: the register-tiled solution is right on ragged
 shapes, broken variants fail with a useful message, and the graded cells fail on them.
 
-Every simulated block is 256 Python threads, so the shapes stay tiny (one to four blocks).
+Every simulated block is 256 simulated threads, so the shapes stay tiny (one to four blocks).
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ def test_correct_tiled_passes_tiles_4_and_8(capsys):
 
 
 def test_tile_32_runs_the_first_shape_only_on_the_simulator(monkeypatch, capsys):
-    # Each tile-32 block is 1,024 Python threads; the smaller tiles cover every shape.
+    # Each tile-32 block is 1,024 simulated threads; the smaller tiles cover every shape.
     calls = []
     real = checks.run_cases
 

@@ -112,7 +112,7 @@ class RegisterTiling:
 CONTRACT = RegisterTiling(64, 64, 8, 4, 4)
 
 #: Ragged shapes: M, N not multiples of 64, K not a multiple of 8, K below 8, 1×1×1. On the
-#: simulator every block is 256 Python threads, so there are few blocks per shape.
+#: simulator every block is 256 simulated threads, so there are few blocks per shape.
 GPU_SHAPES: tuple[Shape, ...] = (
     (33, 20, 7), (64, 64, 64), (100, 37, 45), (130, 200, 17), (257, 129, 70),
     (5, 300, 33), (300, 3, 9), (129, 65, 1000), (1, 1, 1),

@@ -38,8 +38,8 @@ from course.runtime.i18n import _
 from course.runtime.seeds import generator
 from course.trust import gate, replay
 
-#: Shapes for a real GPU and (scaled down) for the simulator, where every thread is a
-#: Python thread. K > tile in some simulator shapes, so a missing second barrier shows.
+#: Shapes for a real GPU and (scaled down) for the simulator, where every thread is
+#: simulated in Python. K > tile in some simulator shapes, so a missing second barrier shows.
 GPU_SHAPES: tuple[Shape, ...] = (
     (33, 20, 7), (64, 64, 64), (100, 37, 45), (5, 130, 33), (130, 3, 17), (17, 17, 100),
     (257, 129, 70), (1, 1, 1),
@@ -50,7 +50,7 @@ SIM_SHAPES: tuple[Shape, ...] = ((33, 20, 7), (19, 9, 37), (7, 40, 5), (40, 3, 1
 #: the tile at which barriers are watched on the simulator (cheap, and K spans several tiles).
 RACE_PROBE_TILE = 8
 #: On the simulator, tiles of at least this size run one shape only (the smallest of the
-#: default shapes, else the first one given): one such block is 1,024 Python threads (about
+#: default shapes, else the first one given): one such block is 1,024 simulated threads (about
 #: 0.7 s), the kernel's code is the same at every tile, and the smaller tiles cover the ragged
 #: edges. On a GPU every tile runs every shape.
 SIM_BIG_TILE = 32
@@ -241,7 +241,7 @@ def check_tiled_gemm(factory: Callable[[int], Any], tiles: Sequence[int] = TILES
     worst = 0.0
     # Barriers first (a race can look like any other wrong value), watched on the simulator
     # at one small tile whatever tiles are checked: the kernel's code is the same for every
-    # tile, and each simulated thread is a Python thread. K spans several tiles, so both
+    # tile, and every thread is simulated in Python. K spans several tiles, so both
     # barriers matter.
     ptile = RACE_PROBE_TILE
     probe = barrier_shape or (ptile + 3, ptile + 1, 2 * ptile + 3)

@@ -1,6 +1,6 @@
 """Watch a kernel run on Numba's CUDA simulator: count global reads, find shared-memory races.
 
-The simulator runs every CUDA thread as a Python thread, so it can see each array access.
+The simulator runs every CUDA thread as Python code, so it can see each array access.
 This module uses that to measure two things a GPU hides:
 
 * **Global-memory traffic.** A and B are wrapped in arrays that count every element read.

@@ -116,17 +116,17 @@ class TrackKernels:
             return ""
         if self.is_cuda_c:
             return _(GPU_ONLY)
-        return _("The timed experiment needs a GPU: the simulator's threads are Python "
-                 "threads, and its times would say nothing about a GPU. On Colab, pick a T4 "
-                 "runtime.")
+        return _("The timed experiment needs a GPU: the simulator runs the GPU threads "
+                 "one at a time in Python, and its times would say nothing about a GPU. "
+                 "On Colab, pick a T4 runtime.")
 
     def check_writeup_correctness(self, size: int | None = None,
                                tile: int | None = None) -> ExperimentResult:
         """Both kernels once on the write-up's inputs, compared with the exact product.
 
         Defaults: 1024³ with TILE 32 on a GPU; without one, 40³ with tile 16 on Numba's
-        simulator (a tile-32 block is 1,024 Python threads there) or 100³ with TILE 32 on the
-        CUDA C CPU runner.
+        simulator (a tile-32 block is 1,024 threads simulated one at a time there) or 100³
+        with TILE 32 on the CUDA C CPU runner.
         """
         if self.is_cuda_c:
             return check_writeup_correctness_cuda(self.naive, self.tiled, size=size,

@@ -222,8 +222,8 @@ def check_writeup_correctness(gemm_naive: Any, make_gemm_tiled: Callable[[int], 
                            size: int = 48, tile: int = 32) -> ExperimentResult:
     """Run both kernels (and NumPy) once on the write-up's inputs at ``size``³; time nothing.
 
-    Works on a GPU and on the simulator (keep ``size`` small there: every GPU thread is a
-    Python thread). Every row's ``max_abs_diff`` should be exactly 0.
+    Works on a GPU and on the simulator (keep ``size`` small there: every GPU thread is
+    simulated in Python). Every row's ``max_abs_diff`` should be exactly 0.
     """
 
     size = _size("size", size)

@@ -19,9 +19,9 @@ is lazy, partial or shape-dependent at the timed size (right on the small shapes
 correctness checks use, fast because it skips work here) fails with
 :class:`UnverifiedTimingError` instead of reporting an impossible speed.
 
-The simulator cannot time anything: its "GPU" is Python threads. Timing there raises
-:class:`course.runtime.backend.NoGPUError` instead of returning a made-up number (tests pass a fake
-:class:`Clock` to exercise the verification on the simulator).
+The simulator cannot time anything: its "GPU" is Python code running one thread at a time.
+Timing there raises :class:`course.runtime.backend.NoGPUError` instead of returning a made-up
+number (tests pass a fake :class:`Clock` to exercise the verification on the simulator).
 """
 
 from __future__ import annotations

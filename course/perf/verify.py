@@ -73,7 +73,7 @@ def _count_kernel() -> Any:
 
 
 def _launch_shape(elements: int) -> tuple[int, int]:
-    """A grid-stride launch: many threads on a GPU, few on the simulator (Python threads)."""
+    """A grid-stride launch: many threads on a GPU, few on the simulator (simulated in Python)."""
 
     if backend.detect().kind != "gpu":
         return 1, 32

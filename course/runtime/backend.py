@@ -236,7 +236,7 @@ def require_runnable() -> str:
 @dataclass(frozen=True)
 class ByKind:
     """A test's argument that depends on where kernels run: ``gpu`` on a GPU, ``simulator``
-    elsewhere (every simulated GPU thread is a Python thread: fewer, smaller shapes).
+    elsewhere (every GPU thread is simulated in Python, one at a time: fewer, smaller shapes).
 
     A test cell writes ``check_naive_gemm(gemm_naive, shapes=backend.by_kind(gpu=[...],
     simulator=[...]))`` rather than choosing with ``if backend.detect().kind == "gpu"``: the

@@ -170,9 +170,9 @@ def describe(r: EnvironmentReport) -> str:
     elif r.backend == "simulator":
         lines.append(_("No GPU ({reason}): kernels run on Numba's CUDA simulator.").format(
             reason=r.reason))
-        lines.append(_("On the simulator every GPU thread is a Python thread: results are exact "
-                       "and checked the same way, but it is slow (keep sizes small) and nothing "
-                       "can be timed."))
+        lines.append(_("On the simulator the GPU threads run one at a time, in Python: "
+                       "results are exact and checked the same way, but it is slow (keep "
+                       "sizes small) and nothing can be timed."))
         lines.append(_("Roofline plots use the datasheet of a {gpu} (Colab's free GPU) instead "
                        "of measured numbers.").format(gpu=DEFAULT_SIMULATOR_DEVICE))
     else:

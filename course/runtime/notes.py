@@ -16,8 +16,8 @@ from course.runtime.i18n import N_, _
 NOTES = {
     "skipped_while_grading": N_("Skipped while grading."),
     "timing_needs_gpu": N_(
-        "Timing needs a real GPU: the simulator runs threads as Python threads and has no clock "
-        "worth reading. On Colab, pick a T4 runtime and run this cell again."),
+        "Timing needs a real GPU: the simulator runs the GPU threads one at a time in Python and "
+        "has no clock worth reading. On Colab, pick a T4 runtime and run this cell again."),
     "speedup_needs_gpu": N_(
         "The speed-up is measured on a GPU only; the grader will measure it on one."),
     "speedup_graded": N_(

@@ -369,9 +369,10 @@ SWITCH_INTERVAL_S = 5e-4
 def quick_thread_switches() -> None:
     """Let Python switch threads 10× more often (``sys.setswitchinterval``).
 
-    Every simulated GPU thread is a Python thread, and a block's threads mostly wait for each
-    other at barriers; handing over sooner makes kernels with barriers about twice as fast on
-    the simulator. Never slows it down: only shortens the interval, never lengthens it.
+    Without greenlets every simulated GPU thread is a Python thread, and a block's threads
+    mostly wait for each other at barriers; handing over sooner makes kernels with barriers
+    about twice as fast on the simulator. Never slows it down: only shortens the interval,
+    never lengthens it.
     """
     if sys.getswitchinterval() > SWITCH_INTERVAL_S:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
