@@ -24,7 +24,7 @@ from types import TracebackType
 from course.runtime.i18n import _
 
 #: the prefix Numba's simulator puts on errors raised inside a simulated thread.
-_SIM_PREFIX = re.compile(r"^\s*tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
+SIM_PREFIX = re.compile(r"^\s*tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
 
 
 class MissingAnswerError(RuntimeError):
@@ -52,7 +52,7 @@ def not_written_message(name: str, placeholder: str = "`raise NotImplementedErro
 
 def _where(message: str) -> tuple[str, str]:
     """(message without the simulator's prefix, ' in thread (x, y) of block (x, y)' or '')."""
-    match = _SIM_PREFIX.match(message)
+    match = SIM_PREFIX.match(message)
     if not match:
         return message.strip(), ""
     tx, ty, _tz, bx, by, _bz = match.groups()
@@ -60,7 +60,7 @@ def _where(message: str) -> tuple[str, str]:
                                             ).format(tx=tx, ty=ty, bx=bx, by=by)
 
 
-def _first_line(text: str, limit: int = 200) -> str:
+def first_line(text: str, limit: int = 200) -> str:
     """The first informative line of a (Numba) message, shortened."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # Numba's typing errors open with "Failed in cuda mode pipeline (step: …)": say what failed.
@@ -76,7 +76,7 @@ def explain(exc: BaseException, name: str) -> str:
     if not_written_yet(exc):
         return not_written_message(name, then=_("with your code and run its cell, then "
                                                 "this one again."))
-    first = _first_line(message)
+    first = first_line(message)
     if kind in ("TypingError", "UnsupportedError", "LoweringError", "NumbaError"):
         return _("{name} does not compile: {first}. Only what a kernel may use works inside "
                  "@cuda.jit (numbers, arrays, cuda.*, math.*).").format(name=name, first=first)

@@ -36,9 +36,9 @@ from types import TracebackType
 from typing import Any
 
 from course.runtime.errors import (
-    _SIM_PREFIX,
-    _first_line,
+    SIM_PREFIX,
     explain,
+    first_line,
     not_written_message,
     not_written_yet,
 )
@@ -116,7 +116,7 @@ def not_written_line(exc: BaseException, tb: TracebackType | None, shell: Any = 
 def _numba_line(exc: BaseException) -> list[str]:
     """A Numba compile error's first line, and the student's line it names."""
     text = str(exc)
-    lines = [_first_line(text)]
+    lines = [first_line(text)]
     match = _NUMBA_FILE.search(text)
     if match and not Path(match.group(1)).resolve().is_relative_to(COURSE_DIR):
         lines.append(_("  line {line}: {source}").format(line=match.group(2),
@@ -141,11 +141,11 @@ def student_lines(etype: type[BaseException], exc: BaseException, tb: TracebackT
              for label, line, name, source in _student_frames(tb, shell)[-MAX_FRAMES:]]
     if type(exc).__module__.split(".")[0] == "numba":
         return [*shown, *_header(exc, "\n".join(_numba_line(exc)))]
-    if _SIM_PREFIX.match(str(exc)):  # raised in a simulated GPU thread: say which, and why
+    if SIM_PREFIX.match(str(exc)):  # raised in a simulated GPU thread: say which, and why
         names = [name for _label, _line, name, _src in _student_frames(tb, shell)
                  if name != "<module>"]
         return [*shown, *_header(exc, explain(exc, names[-1] if names else _("your kernel")))]
-    return [*shown, *_header(exc, _first_line(str(exc), limit=400))]
+    return [*shown, *_header(exc, first_line(str(exc), limit=400))]
 
 
 def _handler(shell: Any, etype: type[BaseException], value: BaseException,
