@@ -246,9 +246,16 @@ class SurvivingExecute(Execute):
             return cell, self.resources
         except CellTimeoutError:
             # The cell timed out and ignored the interrupt: the kernel is stuck in it.
+            full = self._box.memory_full()
             self._kill_kernel()
-            self._dead_at = self._("the kernel was stopped: {cell} timed out and did not stop "
-                                   "when interrupted").format(cell=grade_id)
+            if full:
+                self._dead_at = self._(
+                    "the kernel was stopped: {cell} timed out with all of its {memory} of "
+                    "memory in use, and did not stop when interrupted").format(
+                    cell=grade_id, memory=limits_mod.human(self._limits.memory))
+            else:
+                self._dead_at = self._("the kernel was stopped: {cell} timed out and did not "
+                                       "stop when interrupted").format(cell=grade_id)
             cell.outputs.append(_error("KernelDied", self._(
                 "{what}; later cells were not run").format(what=self._dead_at)))
             return cell, self.resources
@@ -257,7 +264,15 @@ class SurvivingExecute(Execute):
                 o.get("output_type") == "error" and o.get("ename") == timeout_name
                 for o in cell.get("outputs", [])):
             self._budget_end = time.monotonic() + self._limits.after_timeout
-            self._notes.append(self._("{cell} timed out after {seconds} s; the rest of the "
-                                      "notebook had {after} s").format(
-                cell=grade_id, seconds=self.timeout, after=f"{self._limits.after_timeout:g}"))
+            after = f"{self._limits.after_timeout:g}"
+            if self._box.memory_full():
+                self._notes.append(self._(
+                    "{cell} timed out after {seconds} s with all of its {memory} of memory in "
+                    "use; the rest of the notebook had {after} s").format(
+                    cell=grade_id, seconds=self.timeout, after=after,
+                    memory=limits_mod.human(self._limits.memory)))
+            else:
+                self._notes.append(self._("{cell} timed out after {seconds} s; the rest of the "
+                                          "notebook had {after} s").format(
+                    cell=grade_id, seconds=self.timeout, after=after))
         return cell, res
