@@ -268,18 +268,10 @@ class Box:
         return None
 
     def memory_full(self) -> bool:
-        """Whether the box's memory is at its limit now (within 1 %, at least 32 MiB).
-
-        Not a breach: page cache fills a box up to its limit harmlessly. But a cell that runs out
-        of time while its box is full was, most likely, waiting for memory the kernel kept
-        reclaiming (no swap, nothing left to kill yet): what its row says then names memory
-        beside the time limit, as seen, rather than the time limit alone.
-        """
-        mem = self.groups.get("memory")
-        if not mem:
-            return False
-        slack = max(32 * 2**20, self.limits.memory // 100)
-        return _memory_usage(mem) >= self.limits.memory - slack
+        """Whether the box's memory is at its limit now (within 1 %, at least 32 MiB): no breach
+        (page cache fills boxes harmlessly), but a timeout then names memory, as seen."""
+        mem, slack = self.groups.get("memory"), max(32 * 2**20, self.limits.memory // 100)
+        return mem is not None and _memory_usage(mem) >= self.limits.memory - slack
 
     def pids(self) -> list[int]:
         found: set[int] = set()
