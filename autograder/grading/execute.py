@@ -246,13 +246,14 @@ class SurvivingExecute(Execute):
             return cell, self.resources
         except CellTimeoutError:
             # The cell timed out and ignored the interrupt: the kernel is stuck in it.
-            full = self._box.memory_full()
+            used = self._box.memory_in_use()
             self._kill_kernel()
-            if full:
+            if used:
                 self._dead_at = self._(
-                    "the kernel was stopped: {cell} timed out with all of its {memory} of "
+                    "the kernel was stopped: {cell} timed out with {used} of its {memory} of "
                     "memory in use, and did not stop when interrupted").format(
-                    cell=grade_id, memory=limits_mod.human(self._limits.memory))
+                    cell=grade_id, used=limits_mod.human(used, 2),
+                    memory=limits_mod.human(self._limits.memory))
             else:
                 self._dead_at = self._("the kernel was stopped: {cell} timed out and did not "
                                        "stop when interrupted").format(cell=grade_id)
@@ -265,12 +266,12 @@ class SurvivingExecute(Execute):
                 for o in cell.get("outputs", [])):
             self._budget_end = time.monotonic() + self._limits.after_timeout
             after = f"{self._limits.after_timeout:g}"
-            if self._box.memory_full():
+            if used := self._box.memory_in_use():
                 self._notes.append(self._(
-                    "{cell} timed out after {seconds} s with all of its {memory} of memory in "
-                    "use; the rest of the notebook had {after} s").format(
+                    "{cell} timed out after {seconds} s with {used} of its {memory} of memory "
+                    "in use; the rest of the notebook had {after} s").format(
                     cell=grade_id, seconds=self.timeout, after=after,
-                    memory=limits_mod.human(self._limits.memory)))
+                    used=limits_mod.human(used, 2), memory=limits_mod.human(self._limits.memory)))
             else:
                 self._notes.append(self._("{cell} timed out after {seconds} s; the rest of the "
                                           "notebook had {after} s").format(

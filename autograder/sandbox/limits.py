@@ -66,11 +66,11 @@ def _positive(text: str, name: str) -> float:
     return value
 
 
-def human(n: int) -> str:
-    """Bytes in the unit a person would use: 4 GiB, 512 MiB."""
+def human(n: int, digits: int = 6) -> str:
+    """Bytes in the unit a person would use: 4 GiB, 512 MiB (``digits``: significant ones)."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= size:
-            return f"{n / size:g} {unit}"
+            return f"{n / size:.{digits}g} {unit}"
     return f"{n} B"
 
 
@@ -267,11 +267,12 @@ class Box:
             return f"it tried to run more than {self.limits.processes} processes and threads"
         return None
 
-    def memory_full(self) -> bool:
-        """Whether the box's memory is at its limit now (within 1 %, at least 32 MiB): no breach
-        (page cache fills boxes harmlessly), but a timeout then names memory, as seen."""
-        mem, slack = self.groups.get("memory"), max(32 * 2**20, self.limits.memory // 100)
-        return mem is not None and _memory_usage(mem) >= self.limits.memory - slack
+    def memory_in_use(self) -> int | None:
+        """The box's memory in use now when it is at least half its limit, else None: no breach,
+        but a cell that timed out filling memory (slowly, near the limit) then names it."""
+        mem = self.groups.get("memory")
+        used = _memory_usage(mem) if mem is not None else 0
+        return used if used >= self.limits.memory // 2 else None
 
     def pids(self) -> list[int]:
         found: set[int] = set()
