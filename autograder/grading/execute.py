@@ -195,6 +195,14 @@ class SurvivingExecute(Execute):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
+    def _memory_seen(self) -> dict[str, str] | None:
+        """``used`` and ``memory`` (the limit) for a timeout's message, when the box holds at
+        least half its limit (:meth:`limits.Box.memory_in_use`); else None."""
+        used = self._box.memory_in_use()
+        if used is None:
+            return None
+        return {"used": limits_mod.human(used, 2), "memory": limits_mod.human(self._limits.memory)}
+
     def _cell_timeout(self, cell: NotebookNode) -> int | None:
         if self._budget_end is None:
             return self.timeout
@@ -246,14 +254,13 @@ class SurvivingExecute(Execute):
             return cell, self.resources
         except CellTimeoutError:
             # The cell timed out and ignored the interrupt: the kernel is stuck in it.
-            used = self._box.memory_in_use()
+            memory = self._memory_seen()
             self._kill_kernel()
-            if used:
+            if memory:
                 self._dead_at = self._(
                     "the kernel was stopped: {cell} timed out with {used} of its {memory} of "
                     "memory in use, and did not stop when interrupted").format(
-                    cell=grade_id, used=limits_mod.human(used, 2),
-                    memory=limits_mod.human(self._limits.memory))
+                    cell=grade_id, **memory)
             else:
                 self._dead_at = self._("the kernel was stopped: {cell} timed out and did not "
                                        "stop when interrupted").format(cell=grade_id)
@@ -266,12 +273,11 @@ class SurvivingExecute(Execute):
                 for o in cell.get("outputs", [])):
             self._budget_end = time.monotonic() + self._limits.after_timeout
             after = f"{self._limits.after_timeout:g}"
-            if used := self._box.memory_in_use():
+            if memory := self._memory_seen():
                 self._notes.append(self._(
                     "{cell} timed out after {seconds} s with {used} of its {memory} of memory "
                     "in use; the rest of the notebook had {after} s").format(
-                    cell=grade_id, seconds=self.timeout, after=after,
-                    used=limits_mod.human(used, 2), memory=limits_mod.human(self._limits.memory)))
+                    cell=grade_id, seconds=self.timeout, after=after, **memory))
             else:
                 self._notes.append(self._("{cell} timed out after {seconds} s; the rest of the "
                                           "notebook had {after} s").format(
