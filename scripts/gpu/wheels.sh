@@ -5,7 +5,7 @@
 # numpy 2.5 (which breaks every Numba compile) and no Jupyter or nbgrader: these are what
 # `nbgrader autograde` and the notebook runner import beyond it. A call may carry 64 MiB with
 # the repository, so the wheels come in three folders, carried as a call needs them:
-#   .whl/          always: numpy, Jupyter, nbgrader (about 43 MiB)
+#   .whl/          always: numpy, Jupyter, nbgrader (about 33 MiB, slimmed below)
 #   .whl-grading/  grading calls (class, throughput, hang): Babel, for the Korean release, and
 #                  nh3, which cleans every autograded notebook (autograder/viewing/)
 #   .whl-fonts/    notebook runs: koreanize-matplotlib's NanumGothic, for Korean figures
@@ -41,6 +41,23 @@ download .whl "${PACKAGES[@]}"
 download .whl-grading babel nh3
 download .whl-fonts koreanize-matplotlib
 mkdir -p .debs && (cd .debs && apt-get download bubblewrap)
+# Slim the two largest wheels for the call's 64 MiB: nbgrader's documentation and tests (10 of
+# its 11 MB; grading never reads them), Babel's locale data but root, English and Korean.
+"$PY" - <<'SLIM'
+import glob, re, zipfile, os
+drop = {"nbgrader": re.compile(r"nbgrader/(docs|tests)/"),
+        "babel": re.compile(r"babel/locale-data/(?!(root|en|en_[A-Za-z_]+|ko|ko_[A-Za-z_]+)\.dat$)")}
+for wheel in glob.glob(".whl*/*.whl"):
+    name = os.path.basename(wheel).split("-")[0]
+    if name not in drop:
+        continue
+    slim = wheel + ".slim"
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(slim, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            if not drop[name].match(item.filename):
+                dst.writestr(item, src.read(item))
+    os.replace(slim, wheel)
+SLIM
 for folder in /.whl/ /.whl-grading/ /.whl-fonts/ /.debs/; do
   grep -qx "$folder" .git/info/exclude 2>/dev/null || echo "$folder" >> .git/info/exclude
 done
