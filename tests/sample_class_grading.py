@@ -40,6 +40,15 @@ ONLY = [s for s in os.environ.get("COURSE_SAMPLE_STUDENTS", "").split(",") if s]
 #: fay_hangs's endless loop, which spins a CPU until the limit twice (her notebook, then the
 #: trusted re-check), costs a minute of CPU less than at 60 s. Her verdicts are the same.
 CELL_TIMEOUT = "30"
+#: The memory each notebook's sandbox may use (real grading: 4 GiB). sam_eats_memory fills
+#: shared memory page by page until the box stops him; on the 2-core test machine a page costs
+#: what the VM charges for it (3 GiB took 2.4-2.8 s alone, about 1 s per GiB, and many times
+#: that beside the rest of ``make test``): at 4 GiB, two CI runs ended his 30-s cell, and the
+#: 15 s after its interrupt, short of 2 GiB, and his row named a timeout, not memory. At 1 GiB
+#: he needs a quarter of the pages, and his row names memory once he holds 512 MiB. Honest
+#: notebooks stay far below it (measured on the core class, 2026-12-07: a forked kernel's box
+#: peaks at 96 MiB, the student's fork-server, which imports everything, at 459 MiB).
+MEMORY_LIMIT = "1G"
 #: the longest the grading may take before the waiting tests fail (the fixture's limit)
 LIMIT_S = 1800
 
@@ -137,6 +146,7 @@ def _grade(work: Path) -> None:
     env = dict(os.environ, COURSE_SANDBOX_HIDE=str(ROOT), JUPYTERHUB_API_TOKEN=secret,
                WEEK4_PLANTED_SECRET=secret,
                COURSE_CELL_TIMEOUT=os.environ.get("COURSE_CELL_TIMEOUT", CELL_TIMEOUT),
+               COURSE_MEMORY_LIMIT=os.environ.get("COURSE_MEMORY_LIMIT", MEMORY_LIMIT),
                COURSE_AFTER_TIMEOUT=os.environ.get("COURSE_AFTER_TIMEOUT", "20"))
     table = course / "table.json"
     proc = None
