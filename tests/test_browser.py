@@ -63,27 +63,42 @@ def static_page(viewport: dict[str, int]) -> Iterator[tuple[object, list[str], l
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = browser.new_context(viewport=viewport)
-        page = context.new_page()
         dialogs: list[str] = []
         requests: list[str] = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        # every page of the context, the ones fresh_page opens included
+        context.on("page", lambda p: p.on("dialog", lambda d: (dialogs.append(d.message),
+                                                               d.dismiss())))
         context.on("request", lambda r: requests.append(r.url))
+        page = context.new_page()
         try:
             yield page, dialogs, requests
         finally:
             browser.close()
 
 
+def fresh_page(page):
+    """Close ``page`` and open another in its context (the same recorders). A page whose
+    payloads ran may still navigate on its own — a meta refresh to an address nothing answers
+    ends on Chromium's error page — and that navigation, late on a busy machine, interrupts
+    the next page's load ("interrupted by another navigation"); closing the page cancels it."""
+    context = page.context
+    page.close()
+    return context.new_page()
+
+
 def payload_runs_on(page, control: Path, beacon: str, dialogs: list[str],
-                    requests: list[str]) -> None:
+                    requests: list[str]):
     """The hostile payload, put raw in ``control``, does run in this browser (a dialog and a
     request to ``beacon``): so a report that stays quiet proves its cleaning, not a browser
-    that runs nothing. Clears both records afterwards."""
+    that runs nothing. Clears both records afterwards; returns a fresh page (:func:`fresh_page`)
+    for what is looked at next."""
     page.goto(control.as_uri())
     page.wait_for_timeout(1000)
     assert dialogs and any(beacon in r for r in requests), (dialogs, requests)
+    page = fresh_page(page)
     dialogs.clear()
     requests.clear()
+    return page
 
 
 def _ensure_chromium() -> None:

@@ -33,7 +33,7 @@ def test_the_report_runs_nothing_and_shows_its_pictures(tmp_path: Path,
     control = tmp_path / "control.html"
     control.write_text(f"<html><body><p>{PAYLOAD}</p></body></html>")
     with lab.static_page({"width": 1300, "height": 1800}) as (page, dialogs, requests):
-        lab.payload_runs_on(page, control, BEACON, dialogs, requests)
+        page = lab.payload_runs_on(page, control, BEACON, dialogs, requests)
 
         page.goto(report.as_uri())
         page.wait_for_timeout(1500)

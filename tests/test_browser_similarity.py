@@ -57,7 +57,7 @@ def test_the_report_runs_nothing_and_shows_the_matches(tmp_path: Path) -> None:
     control = tmp_path / "control.html"
     control.write_text(f"<html><body><pre>{PAYLOAD}</pre></body></html>")
     with lab.static_page({"width": 1400, "height": 1000}) as (page, dialogs, requests):
-        lab.payload_runs_on(page, control, BEACON, dialogs, requests)
+        page = lab.payload_runs_on(page, control, BEACON, dialogs, requests)
 
         page.goto(report.as_uri())
         page.wait_for_timeout(1500)

@@ -58,6 +58,7 @@ def test_kept_outputs_of_a_notebook_with_nothing_graded_run_nothing(tmp_path: Pa
         page.goto(control.as_uri())
         page.wait_for_timeout(1000)
         assert dialogs, "the control page ran nothing: this browser would prove nothing"
+        page = lab.fresh_page(page)
         dialogs.clear()
         requests.clear()
 

@@ -271,6 +271,7 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
                 page.goto(control.as_uri())
                 page.wait_for_timeout(2000)
                 control_hits = list(beacon.hits)
+                page = lab.fresh_page(page)
                 beacon.hits.clear()
 
                 # The same unclean page under the grading page's policy: nothing runs.
@@ -280,6 +281,7 @@ def test_nothing_a_student_wrote_runs_where_it_is_looked_at(tmp_path: Path) -> N
                 page.wait_for_timeout(2000)
                 policy_only.shutdown()
                 policy_hits = list(beacon.hits)
+                page = lab.fresh_page(page)
                 beacon.hits.clear()
 
                 # 2. Everything a person looks at, watched from here on.
