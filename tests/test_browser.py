@@ -209,6 +209,22 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
+def test_a_fresh_page_still_records_dialogs(tmp_path: Path) -> None:
+    """The pages fresh_page opens are watched like the first: a quiet page after a control
+    proves its cleaning only if a dialog there would have been seen."""
+    alert = tmp_path / "alert.html"
+    alert.write_text("<script>alert('seen')</script>")
+    with static_page({"width": 400, "height": 300}) as (page, dialogs, _):
+        page.goto(alert.as_uri())
+        page.wait_for_timeout(300)
+        page = fresh_page(page)
+        assert dialogs == ["seen"], dialogs
+        dialogs.clear()
+        page.goto(alert.as_uri())
+        page.wait_for_timeout(300)
+        assert dialogs == ["seen"], dialogs
+
+
 def test_tile_sweep_panel_in_jupyterlab(tmp_path: Path) -> None:
     _ensure_chromium()
     _ensure_korean_font()
