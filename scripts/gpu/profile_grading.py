@@ -394,7 +394,8 @@ def report(result: dict, command: list[str], startup: dict[str, float] | None) -
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    parser.add_argument("--out", type=Path, help="also write the Markdown report here, and "
+                        "the command's output beside it (the same name, .log)")
     parser.add_argument("--startup", action="store_true",
                         help="also measure the start-up cost of each process kind")
     parser.add_argument("--history", type=Path, default=None,
@@ -413,6 +414,9 @@ def main() -> int:
     print(text)
     if args.out:
         args.out.write_text(text)
+        # the command's own output beside the report: what a non-zero exit code means (a GPU
+        # session keeps only the tail of what is printed)
+        args.out.with_suffix(".log").write_text(result["output"])
     if not args.no_history:
         each, cores = per_submission(result), os.cpu_count() or 1
         shown = " ".join(Path(c).name if i == 0 else c for i, c in enumerate(command))

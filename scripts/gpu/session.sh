@@ -187,8 +187,14 @@ elif [ "$PART" = throughput16 ]; then
   # 16 submissions at once on 16 cores: 15 full ones and ivy (a fake tiled kernel, so that a
   # failing ratio is measured under load too); the projection divides by the 15 full ones only.
   echo "== grading throughput: 15 full submissions + ivy, 16 at a time (no serial phase)"
+  # The GPU's and the machine's busy share every second beside it: at 16 at a time the cores
+  # were 39 % busy (H100, 2026-12-07), so what the slots wait for is the next question.
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 1 \
+    > "$OUT/throughput16-gpu-busy.csv" 2>/dev/null & busy_gpu=$!
+  vmstat -n 1 > "$OUT/throughput16-vmstat.txt" 2>/dev/null & busy_cpu=$!
   python3 scripts/gpu/throughput.py --skip-serial --full-parallel 15 --workers 16 \
     --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
+  kill "$busy_gpu" "$busy_cpu" 2>/dev/null
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = hang ]; then
   echo "== hanging tiled kernels (yan at the timed size, yul at one checked shape) graded beside"
