@@ -46,7 +46,7 @@ mkdir -p .debs && (cd .debs && apt-get download bubblewrap)
 "$PY" - <<'SLIM'
 import glob, re, zipfile, os
 drop = {"nbgrader": re.compile(r"nbgrader/(docs|tests)/"),
-        "babel": re.compile(r"babel/locale-data/(?!(root|en|en_[A-Za-z_]+|ko|ko_[A-Za-z_]+)\.dat$)")}
+        "babel": re.compile(r"babel/locale-data/(?!(root|en|en_\w+|ko|ko_\w+)\.dat$)")}
 for wheel in glob.glob(".whl*/*.whl"):
     name = os.path.basename(wheel).split("-")[0]
     if name not in drop:
