@@ -46,8 +46,9 @@ CELL_TIMEOUT = "30"
 #: that beside the rest of ``make test``): at 4 GiB, two CI runs ended his 30-s cell, and the
 #: 15 s after its interrupt, short of 2 GiB, and his row named a timeout, not memory. At 1 GiB
 #: he needs a quarter of the pages, and his row names memory once he holds 512 MiB. Honest
-#: notebooks stay far below it (measured on the core class, 2026-12-07: a forked kernel's box
-#: peaks at 96 MiB, the student's fork-server, which imports everything, at 459 MiB).
+#: notebooks stay far below it (measured on the core class, 2026-12-07, every box's usage
+#: polled: the largest honest box peaked at 459 MiB; on ada alone, a CUDA C check's compiled
+#: runner 271 MiB, the student's kernel fork-server 112, a forked kernel under 100).
 MEMORY_LIMIT = "1G"
 #: the longest the grading may take before the waiting tests fail (the fixture's limit)
 LIMIT_S = 1800
