@@ -55,12 +55,7 @@ def test_kept_outputs_of_a_notebook_with_nothing_graded_run_nothing(tmp_path: Pa
     assert protect_page(feedback)
 
     with lab.static_page({"width": 1200, "height": 1600}) as (page, dialogs, requests):
-        page.goto(control.as_uri())
-        page.wait_for_timeout(1000)
-        assert dialogs, "the control page ran nothing: this browser would prove nothing"
-        page = lab.fresh_page(page)
-        dialogs.clear()
-        requests.clear()
+        page = lab.payload_runs_on(page, control, None, dialogs, requests)
 
         page.goto(feedback.as_uri())
         page.wait_for_timeout(1500)
