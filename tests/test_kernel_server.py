@@ -106,6 +106,36 @@ def test_a_students_notebooks_share_a_server_and_each_starts_clean(tmp_path: Pat
 
 
 @needs_bwrap
+def test_the_server_is_started_before_the_recheck_and_the_kernel_forks_from_it(
+        tmp_path: Path) -> None:
+    """TrustedPrecheck starts the student's server before its checks (the imports overlap
+    with them); the notebook's kernel is then forked from that same server, not a second one.
+    A notebook with nothing graded, which is not run, starts none."""
+    import shutil
+
+    from autograder.grading.execute import warm_kernel_server
+    from autograder.runner.names import ASSIGNMENT
+
+    root = Path(__file__).resolve().parents[1]
+    work = tmp_path / "autograded" / "s" / "week4"
+    work.mkdir(parents=True)
+    (tmp_path / "source" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(root / "source" / ASSIGNMENT / "00_setup.ipynb",
+                tmp_path / "source" / ASSIGNMENT)
+    os.environ[sandbox.ROOT_ENV] = str(tmp_path)
+    warm_kernel_server({"metadata": {"path": str(work)},
+                        "nbgrader": {"notebook": "00_setup", "student": "s"}})
+    assert kernel_server._SERVER.current is None  # not run at grading: no server for it
+    warm_kernel_server({"metadata": {"path": str(work)},
+                        "nbgrader": {"notebook": "01_arithmetic_intensity", "student": "s"}})
+    early = kernel_server._SERVER.current
+    assert early is not None and early.alive
+    out = _run([PROBE], tmp_path)
+    assert out[0].split("\n")[0] == "preloaded", out
+    assert kernel_server._SERVER.current is early and early.alive
+
+
+@needs_bwrap
 def test_the_forked_kernel_is_in_its_notebooks_cgroups(tmp_path: Path) -> None:
     parents, why = limits_mod.find_parents()
     if not parents:

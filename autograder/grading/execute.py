@@ -67,6 +67,21 @@ def _error(ename: str, text: str) -> NotebookNode:
                         traceback=[f"{ename}: {text}"])
 
 
+def warm_kernel_server(resources: Any) -> None:
+    """Start the student's kernel fork-server now, if this notebook will run and none is up.
+
+    Called before the trusted re-check that precedes the kernel (TrustedPrecheck): the
+    server's imports (IPython, NumPy, Numba's simulator, matplotlib: about 2.5 CPU-s) then
+    overlap with the re-check instead of following it on the student's chain, which on a
+    GPU machine with idle cores is wall time saved (issue 39). :meth:`SurvivingExecute.
+    preprocess` finds the same live server (same folder, course and limits) and forks from
+    it; if it could not start, the kernel starts cold there, as always."""
+    if ungraded.nothing_graded(course_root(), resources):
+        return
+    kernel_server.server_for(SurvivingExecute._workdir(resources), course_root(),
+                             limits_mod.Limits.from_env())
+
+
 class SurvivingExecute(Execute):
     """Execute every cell within the notebook's limits; record what stopped it, and why."""
 

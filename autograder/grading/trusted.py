@@ -36,7 +36,12 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-from autograder.grading.execute import DEAD_KERNEL_KEY, NOTES_KEY, PRECHECK_KEY
+from autograder.grading.execute import (
+    DEAD_KERNEL_KEY,
+    NOTES_KEY,
+    PRECHECK_KEY,
+    warm_kernel_server,
+)
 from autograder.grading.languages import grading_language
 from autograder.grading.restore import RESTORED_KEY
 from autograder.grading.trusted_child import NOT_MEASURED
@@ -153,6 +158,7 @@ class TrustedPrecheck(_TrustedBase):
     Its jobs depend only on the notebook's source, which nbgrader has already restored."""
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+        warm_kernel_server(resources)  # its imports overlap with these checks
         resources[PRECHECK_KEY] = self.run_checks(nb, resources)
         return nb, resources
 
