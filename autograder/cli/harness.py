@@ -49,7 +49,6 @@ from autograder.handin import failure, ready
 from autograder.handin import report as handin_report
 from autograder.release import generated as release
 from autograder.release import translation
-from autograder.report import command as class_report
 from autograder.results.table import (
     LIMITS_FILE,
     collect,
@@ -258,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "similarity":  # copied answers: a report to read, never a grade
         return similarity.main(root)
     if args.command == "report":  # the class at a glance: reads the grades, writes none
+        # imported here: its figures load matplotlib (about a second), which no other
+        # command needs
+        from autograder.report import command as class_report
+
         return class_report.main(root, args.leaderboard)
     if args.command == "release":
         warning = release.placeholder_warning()
