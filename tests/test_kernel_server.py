@@ -135,6 +135,18 @@ def test_the_server_is_started_before_the_recheck_and_the_kernel_forks_from_it(
     assert kernel_server._SERVER.current is early and early.alive
 
 
+def test_the_precheck_starts_the_server_before_its_checks(monkeypatch) -> None:
+    """TrustedPrecheck asks for the server first, then runs its checks."""
+    from autograder.grading import trusted
+
+    order: list[str] = []
+    monkeypatch.setattr(trusted, "warm_kernel_server", lambda res: order.append("server"))
+    monkeypatch.setattr(trusted.TrustedPrecheck, "run_checks",
+                        lambda self, nb, res: order.append("checks") or {})
+    trusted.TrustedPrecheck().preprocess(nbformat.v4.new_notebook(), {})
+    assert order == ["server", "checks"]
+
+
 @needs_bwrap
 def test_the_forked_kernel_is_in_its_notebooks_cgroups(tmp_path: Path) -> None:
     parents, why = limits_mod.find_parents()
