@@ -76,10 +76,14 @@ def warm_kernel_server(resources: Any) -> None:
     GPU machine with idle cores is wall time saved (issue 39). :meth:`SurvivingExecute.
     preprocess` finds the same live server (same folder, course and limits) and forks from
     it; if it could not start, the kernel starts cold there, as always."""
-    if ungraded.nothing_graded(course_root(), resources):
-        return
-    kernel_server.server_for(SurvivingExecute._workdir(resources), course_root(),
-                             limits_mod.Limits.from_env())
+    if not ungraded.nothing_graded(course_root(), resources):
+        _server_for(resources, limits_mod.Limits.from_env())
+
+
+def _server_for(resources: Any, limits: limits_mod.Limits) -> kernel_server.KernelServer | None:
+    """The student's live kernel server for this notebook (its folder, the course, the
+    limits: the server's key), started if none is up; None where kernels start cold."""
+    return kernel_server.server_for(SurvivingExecute._workdir(resources), course_root(), limits)
 
 
 class SurvivingExecute(Execute):
@@ -101,8 +105,7 @@ class SurvivingExecute(Execute):
         self._output_used = 0
         self._output_cut = False
         self.timeout_func = self._cell_timeout
-        self._server = kernel_server.server_for(self._workdir(resources), course_root(),
-                                                self._limits)
+        self._server = _server_for(resources, self._limits)
         if self._server is not None:  # the kernel's files where the server's sandbox sees them
             self._kernel_dir = Path(tempfile.mkdtemp(prefix="kernel-", dir=self._server.ro))
             self._ipc_dir = self._server.rw / self._kernel_dir.name

@@ -82,6 +82,14 @@ fi
 export PYTHONPATH=/tmp/site:$PWD
 mkdir -p /tmp/debs && for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
 export PATH=/tmp/debs/usr/bin:/tmp/site/bin:$PATH MPLBACKEND=Agg JUPYTER_PATH=/tmp/site/share/jupyter
+# The GPU's and the machine's busy share every second, beside a grading measure: $OUT/NAME-gpu-busy.csv
+# and $OUT/NAME-vmstat.txt (busy_start NAME … busy_stop).
+busy_start() {
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 1 \
+    > "$OUT/$1-gpu-busy.csv" 2>/dev/null & busy_gpu=$!
+  vmstat -n 1 > "$OUT/$1-vmstat.txt" 2>/dev/null & busy_cpu=$!
+}
+busy_stop() { kill "$busy_gpu" "$busy_cpu" 2>/dev/null; }
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
   python3 -c "import course; from course.tools import backend; backend.show()"; } | tee "$OUT/env-$PART.txt"
 
@@ -193,23 +201,19 @@ elif [ "$PART" = throughput16 ]; then
   echo "== grading throughput: 15 full submissions + ivy, 16 at a time (no serial phase)"
   # The GPU's and the machine's busy share every second beside it: at 16 at a time the cores
   # were 39 % busy (H100, 2026-12-07), so what the slots wait for is the next question.
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 1 \
-    > "$OUT/throughput16-gpu-busy.csv" 2>/dev/null & busy_gpu=$!
-  vmstat -n 1 > "$OUT/throughput16-vmstat.txt" 2>/dev/null & busy_cpu=$!
+  busy_start throughput16
   python3 scripts/gpu/throughput.py --skip-serial --full-parallel 15 --workers 16 \
     --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
-  kill "$busy_gpu" "$busy_cpu" 2>/dev/null
+  busy_stop
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = throughput100 ]; then
   # The class the goal speaks of, graded as an instructor would (`make grade`'s default slots):
   # no projection from 16, and no check student, so that 100 fill whole rounds.
   echo "== grading throughput: 100 full submissions, the harness's default slots"
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 1 \
-    > "$OUT/throughput100-gpu-busy.csv" 2>/dev/null & busy_gpu=$!
-  vmstat -n 1 > "$OUT/throughput100-vmstat.txt" 2>/dev/null & busy_cpu=$!
+  busy_start throughput100
   python3 scripts/gpu/throughput.py --skip-serial --full-parallel 100 --checks '' \
     --out "$OUT/throughput100.md" 2>&1 | tee "$OUT/throughput100.log" | grep -v "^  " | tail -30
-  kill "$busy_gpu" "$busy_cpu" 2>/dev/null
+  busy_stop
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = hang ]; then
   echo "== hanging tiled kernels (yan at the timed size, yul at one checked shape) graded beside"
