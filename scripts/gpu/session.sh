@@ -52,7 +52,8 @@
 #                                         # (~6 min)
 # Needs the carried wheels in .whl/ (numpy<2.5 — the image's numpy 2.5 breaks every Numba
 # compile — and nbgrader without its browser UI), .whl-grading/ for grading parts (Babel),
-# .whl-fonts/ for notebook runs (NanumGothic), and bubblewrap's .deb in .debs/:
+# .whl-fonts/ for every part that draws (NanumGothic: notebooks, the class report of class and
+# profile), and bubblewrap's .deb in .debs/:
 # `bash scripts/gpu/wheels.sh` fetches them here.
 set -uo pipefail
 PART=${1:-bench}
@@ -62,6 +63,12 @@ case "$PART" in  # an unknown part must not fall through to one that grades the 
   bench-grading|\
   t4model|class|printing|printing-tests|traffic|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
+esac
+case "$PART" in  # these draw figures with Hangul in them: without the font they fail at the end
+  notebooks|roofline|smoke|cudac-nb|class|profile)
+    [ -n "$(ls .whl-fonts/*.whl 2>/dev/null)" ] || {
+      echo "the $PART part draws figures with Korean text and needs NanumGothic: carry .whl-fonts" \
+        "(bash scripts/gpu/wheels.sh fetches it)"; exit 2; } ;;
 esac
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 # Every carried folder in ONE install: a second `pip install --target --upgrade` replaces the
