@@ -38,7 +38,11 @@ $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/
 	  $(VENV)/etc/jupyter/jupyter_server_config.d/week4-viewing.json
 	touch $(STAMP)
 
+## The course's own packages byte-compiled on every run (a no-op when nothing changed, 0.3 s):
+## the sandboxes see them read-only and nothing writes a .pyc where PYTHONDONTWRITEBYTECODE is
+## set, so without this every grading process compiles the modules it imports from source.
 install: $(STAMP) system-deps
+	@$(BIN)/python -m compileall -q -j 0 course autograder sample_class > /dev/null
 
 ## A stand-in for a student's Colab runtime (Python 3.13, Colab's versions), built once and
 ## reused while tests/colab-versions.txt is unchanged: the release tests run notebooks in it.

@@ -144,6 +144,21 @@ RELEASE_KO = sorted((ROOT / "release-ko" / "week4").glob("*.ipynb"))
 SETUP_RUNS = [p for p in RELEASE + RELEASE_KO if p.stem in ("00_setup", "03c_tiled_gemm_cuda")]
 
 
+def test_the_colab_stand_in_is_byte_compiled(colab_venv: Path) -> None:
+    """Its kernels never write a .pyc (PYTHONDONTWRITEBYTECODE is set on the test machines):
+    without the ones written at build time, every kernel compiled these from source (about
+    3 CPU-s each; this file's runs took twice as long)."""
+    import subprocess
+
+    python = colab_runtime.venv_python(colab_venv)
+    tag = subprocess.run(
+        [str(python), "-S", "-c", "import sys; print(sys.implementation.cache_tag)"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    site = colab_runtime.site_packages(colab_venv)
+    for package in ("numpy", "numba", "matplotlib", "IPython", "ipykernel", "zmq"):
+        assert (site / package / "__pycache__" / f"__init__.{tag}.pyc").is_file(), package
+
+
 def test_setup_runs_cover_both_ends_of_both_releases() -> None:
     assert [(p.parent.parent.name, p.stem) for p in SETUP_RUNS] == [
         ("release", "00_setup"), ("release", "03c_tiled_gemm_cuda"),
