@@ -57,5 +57,5 @@ def main(argv: list[str] | None = None) -> int:
     print(f"staged {len(students)} of {len(samples.class_members('full'))} sample "
           f"submissions in submitted/ ({which}; `make demo-full` grades everyone)", flush=True)
     status = harness.report(root, args, harness.grade(root, args, None))
-    class_report.main(root)  # the class at a glance: its path is the demo's last line
-    return status
+    drawn = class_report.main(root)  # the class at a glance: its path is the demo's last line
+    return status or drawn  # a report that could not be written fails the demo too

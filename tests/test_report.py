@@ -7,6 +7,7 @@ tests/test_sample_class.py; the page in Chromium in tests/test_browser_report.py
 from __future__ import annotations
 
 import csv
+import importlib.util
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from autograder.report import command, figures, leaderboard, mistakes
 from autograder.report.records import ClassReport, build
 from autograder.results.table import Row
+from autograder.runner.names import ASSIGNMENT
 
 NOTEBOOKS = ["01_arithmetic_intensity", "03_tiled_gemm", "03c_tiled_gemm_cuda"]
 HOSTILE_ID = 'eve<script>alert("id")</script>'
@@ -193,6 +195,30 @@ def test_nothing_graded_is_said_and_exits_non_zero(tmp_path: Path, capsys) -> No
     (tmp_path / "report" / "index.html").write_text("an old class")
     assert command.main(tmp_path) == 1
     assert "grade the class first" in capsys.readouterr().err
+    assert not (tmp_path / "report" / "index.html").exists()
+
+
+def test_a_missing_korean_font_is_said_and_exits_non_zero(tmp_path: Path, capsys,
+                                                         monkeypatch) -> None:
+    """The figures draw names in Hangul: without NanumGothic (koreanize-matplotlib) the command
+    says so in a sentence, exits 1 and leaves no earlier class's page behind (it was a traceback
+    at the end of ``make demo``, after the whole class had been graded)."""
+    graded = tmp_path / "autograded" / "ada_l" / ASSIGNMENT
+    graded.mkdir(parents=True)
+    (graded / "01_arithmetic_intensity.trusted.json").write_text("{}")
+    (tmp_path / "gradebook.db").write_text("")
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "index.html").write_text("an old class")
+    rows, summaries = synthetic_class()
+    monkeypatch.setattr(command, "gather",
+                        lambda root, language: build(NOTEBOOKS, rows, summaries, PEOPLE))
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None
+                        if name == "koreanize_matplotlib" else find_spec(name, *rest))
+    assert command.main(tmp_path) == 1
+    err = capsys.readouterr().err
+    assert "NanumGothic" in err and "pip install koreanize-matplotlib" in err, err
+    assert "Traceback" not in err
     assert not (tmp_path / "report" / "index.html").exists()
 
 

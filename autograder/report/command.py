@@ -19,6 +19,7 @@ from pathlib import Path
 from autograder.report import figures, index, leaderboard
 from autograder.report.records import ClassReport, Kernel, gather
 from autograder.runner.names import ASSIGNMENT
+from course.runtime.fonts import MissingFont
 
 FOLDER = "report"
 PAGE_NAME = "index.html"
@@ -79,11 +80,12 @@ def run(root: Path, with_leaderboard: bool = False, language: str | None = None)
 
 
 def main(root: Path, with_leaderboard: bool = False, language: str | None = None) -> int:
-    """The command: the report written and its path printed; 1 when nothing was graded (and
-    no report of an earlier class is left to be mistaken for this one's)."""
+    """The command: the report written and its path printed; 1 when nothing was graded or the
+    figures' font is missing (and no report of an earlier class is left to be mistaken for this
+    one's)."""
     try:
         page = run(root, with_leaderboard, language)
-    except NothingGraded as exc:
+    except (NothingGraded, MissingFont) as exc:  # a sentence, not a traceback
         for name in (PAGE_NAME, JSON_NAME, leaderboard.PAGE_NAME):
             (root / FOLDER / name).unlink(missing_ok=True)
         print(f"report: {exc}", file=sys.stderr)

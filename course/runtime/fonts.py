@@ -32,6 +32,10 @@ LATIN_FAMILY = "DejaVu Sans"
 FONT_FILES = ("NanumGothic.ttf", "NanumGothicBold.ttf")
 
 
+class MissingFont(FileNotFoundError):
+    """NanumGothic is not installed: the Korean figures cannot be drawn."""
+
+
 def korean_font_file(name: str = FONT_FILES[0]) -> Path:
     """A NanumGothic file installed with ``koreanize-matplotlib``; a clear error if missing."""
     spec = importlib.util.find_spec("koreanize_matplotlib")
@@ -40,7 +44,7 @@ def korean_font_file(name: str = FONT_FILES[0]) -> Path:
         path = Path(folder, "fonts", name)
         if path.is_file():
             return path
-    raise FileNotFoundError(
+    raise MissingFont(
         "the Korean figures need NanumGothic, which comes with the koreanize-matplotlib "
         "package: pip install koreanize-matplotlib (it is one of the course's requirements)")
 
