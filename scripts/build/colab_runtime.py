@@ -72,6 +72,13 @@ def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
+#: uv's options for the install, part of the stamp (a venv built with others is rebuilt).
+#: Byte-compiled once, here: kernels never write .pyc files where PYTHONDONTWRITEBYTECODE is set
+#: (it is on the test machines), and each then compiled numpy, Numba, matplotlib and IPython
+#: from source again (4.5 CPU-s to import them, 1.3 with the .pyc files).
+INSTALL_OPTIONS = ("--compile-bytecode",)
+
+
 def ensure_venv(venv: Path = VENV) -> Path:
     """The Colab venv, created or refreshed when ``tests/colab-versions.txt`` changed."""
     lock_path = venv.with_name(venv.name + ".lock")
@@ -79,16 +86,13 @@ def ensure_venv(venv: Path = VENV) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder; other test workers wait, then reuse
         python = find_python()
         stamp = hashlib.sha256(VERSIONS.read_bytes() + python.encode()
-                               + b"compiled").hexdigest()
+                               + " ".join(INSTALL_OPTIONS).encode()).hexdigest()
         stamp_file = venv / ".colab-stamp"
         if stamp_file.is_file() and stamp_file.read_text() == stamp:
             return venv
         shutil.rmtree(venv, ignore_errors=True)
         _uv("venv", "--quiet", "--python", python, str(venv))
-        # Byte-compiled here, once: kernels never write .pyc files where PYTHONDONTWRITEBYTECODE
-        # is set (it is on the test machines), and each then compiled numpy, Numba, matplotlib
-        # and IPython from source again (4.5 CPU-s to import them, 1.3 with the .pyc files).
-        _uv("pip", "install", "--quiet", "--compile-bytecode", "--python",
+        _uv("pip", "install", "--quiet", *INSTALL_OPTIONS, "--python",
             str(venv_python(venv)), "-r", str(VERSIONS))
         stamp_file.write_text(stamp)
     return venv
