@@ -12,6 +12,9 @@
 #   bash scripts/gpu/session.sh throughput100  # issue 39's goal itself: 100 full submissions
 #                                       # graded at once with the harness's default slots
 #                                       # (1.25 per core), measured, not projected (~5 min)
+#   bash scripts/gpu/session.sh slots   # the same 40 full submissions graded at 20 slots, then
+#                                       # at 40 (SLOTS="20 40", STUDENTS=40), one host: does a
+#                                       # slot buy more than 1.25 per core? (~6 min)
 #   bash scripts/gpu/session.sh hang    # kernels that never end, at 2048³ (yan) and at one
 #                                       # checked shape (yul), graded beside 7 correct full
 #                                       # submissions: every speedup check's seconds, GPU queue
@@ -28,9 +31,9 @@
 #   bash scripts/gpu/session.sh bench-grading  # issue 39: one full submission graded by the
 #                                       # course's grader and by plain nbgrader, alternately
 #                                       # (BENCH_ROUNDS=2 each): the CPU ratio (~4 min)
-# throughput, throughput16, profile and bench-grading append a row to docs/grading-history.md
-# and copy it to $OUT: put that copy back over docs/grading-history.md (COURSE_COMMIT=<commit>
-# names the commit in the row, as the copy here has no git).
+# throughput, throughput16, throughput100, slots, profile and bench-grading append a row to
+# docs/grading-history.md and copy it to $OUT: put that copy back over docs/grading-history.md
+# (COURSE_COMMIT=<commit> names the commit in the row, as the copy here has no git).
 #   bash scripts/gpu/session.sh t4model   # the T4 estimate's claims, checked on this GPU
 #                                         # (QUICK=1: fewer sizes; docs/t4-estimate.md)
 #   bash scripts/gpu/session.sh probe     # GPU tests, the code policy's kernel rule against
@@ -59,7 +62,7 @@ set -uo pipefail
 PART=${1:-bench}
 case "$PART" in  # an unknown part must not fall through to one that grades the whole class
   probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|throughput100|\
-  hang|profile|\
+  slots|hang|profile|\
   bench-grading|\
   t4model|class|printing|printing-tests|traffic|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
@@ -221,6 +224,18 @@ elif [ "$PART" = throughput100 ]; then
   python3 scripts/gpu/throughput.py --skip-serial --full-parallel 100 --checks '' \
     --out "$OUT/throughput100.md" 2>&1 | tee "$OUT/throughput100.log" | grep -v "^  " | tail -30
   busy_stop
+  cp docs/grading-history.md "$OUT/"
+elif [ "$PART" = slots ]; then
+  # One class, two slot counts, on one host (hosts of one kind differ by a third in CPU speed:
+  # docs/gpu-runs/2026-12-07-issue-39-h100-20fc130): students per second at each, and the cores'
+  # and the GPU's busy share beside each run.
+  for w in ${SLOTS:-20 40}; do
+    echo "== grading throughput: ${STUDENTS:-40} full submissions, $w at a time"
+    busy_start "slots$w"
+    python3 scripts/gpu/throughput.py --skip-serial --full-parallel "${STUDENTS:-40}" --checks '' \
+      --workers "$w" --out "$OUT/slots$w.md" 2>&1 | tee "$OUT/slots$w.log" | grep -v "^  " | tail -8
+    busy_stop
+  done
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = hang ]; then
   echo "== hanging tiled kernels (yan at the timed size, yul at one checked shape) graded beside"
