@@ -615,3 +615,39 @@ def test_the_class_report_counts_what_the_gradebook_and_the_grader_recorded(grad
     assert len(report["kernels"]) == measured  # none without a GPU: every one on a GPU
     if not measured:
         assert any(t["test"].endswith("_speedup") for t in report["not_measured"])
+
+
+def test_the_slowest_honest_cell_leaves_the_cell_limit_a_margin(graded) -> None:
+    """The class is graded with a short per-cell limit (tests/sample_class_grading.py,
+    ``CELL_TIMEOUT``) so that fay's endless loop costs seconds, not minutes; a limit an honest
+    cell came near would turn a busy day into a wrong timeout. Every cell of every notebook
+    whose grading stopped nothing (no note of a timeout, a limit or a dead kernel), in the
+    student's kernel and in the trusted re-check, took at most half the limit; the slowest of
+    each are printed, with the limit."""
+    import sample_class_grading
+
+    from autograder.runner.names import ASSIGNMENT
+
+    course, _, _ = graded
+    limit = float(os.environ.get("COURSE_CELL_TIMEOUT", sample_class_grading.CELL_TIMEOUT))
+    slowest = {"kernel": (0.0, ""), "re-check": (0.0, "")}
+    timed = 0
+    for path in sorted((course / "autograded").glob(f"*/{ASSIGNMENT}/*.trusted.json")):
+        summary = json.loads(path.read_text())
+        if summary["notes"] or summary["dead_kernel"]:
+            continue  # a hang, a limit, a dead kernel (fay, sam, gus): cut off on purpose
+        where = f"{path.parts[-3]} {path.name.removesuffix('.trusted.json')}"
+        for name, seconds in summary.get("kernel_seconds", {}).items():
+            timed += 1
+            slowest["kernel"] = max(slowest["kernel"], (seconds, f"{where} {name}"))
+        for name, cell in summary["cells"].items():
+            if cell.get("seconds") is not None:
+                slowest["re-check"] = max(slowest["re-check"],
+                                          (cell["seconds"], f"{where} {name}"))
+    assert timed > 100, f"only {timed} kernel cells had their seconds recorded"
+    for side, (seconds, what) in slowest.items():
+        print(f"slowest honest {side} cell: {seconds:.1f} s ({what}); limit {limit:g} s")
+        assert seconds <= limit / 2, (
+            f"{what} took {seconds:.1f} s in the {side}, more than half the test class's "
+            f"{limit:g}-s cell limit: raise CELL_TIMEOUT in tests/sample_class_grading.py or "
+            "find what made it slow")

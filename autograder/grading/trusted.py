@@ -112,6 +112,34 @@ def _session(resources: dict[str, Any]) -> str | None:
     return f"{who.get('assignment', '')}/{who['student']}"
 
 
+def kernel_seconds(nb: NotebookNode) -> dict[str, float]:
+    """How long each code cell ran in the student's kernel: its grade id (or ``cell-<index>``)
+    to seconds, from the timestamps nbclient records in the cell's metadata while it runs
+    (``iopub.status.busy`` to ``shell.execute_reply``; nbgrader clears them before saving).
+    A cell cut off by the timeout counts to its last message. Recorded so that the per-cell
+    limit is chosen against measured cells (tests/test_sample_class.py), not guessed."""
+    from datetime import datetime
+
+    def when(stamp: object) -> datetime | None:
+        try:
+            return datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+        except ValueError:
+            return None
+
+    seconds: dict[str, float] = {}
+    for index, cell in enumerate(nb.cells):
+        stamps = cell.get("metadata", {}).get("execution") or {}
+        if cell.cell_type != "code" or not isinstance(stamps, dict):
+            continue
+        start = when(stamps.get("iopub.status.busy") or stamps.get("iopub.execute_input"))
+        end = when(stamps.get("shell.execute_reply") or stamps.get("iopub.status.idle"))
+        if start is None or end is None:
+            continue
+        name = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{index}"
+        seconds[name] = round(max(0.0, (end - start).total_seconds()), 2)
+    return seconds
+
+
 #: notebook metadata key TrustedRecheck sets; :class:`RequireTrustedVerdicts` checks it.
 TRUSTED_MARK = "course_trusted_recheck"
 
@@ -190,7 +218,8 @@ class TrustedRecheck(_TrustedBase):
                                              # a speedup's times and GFLOP/s (the report's)
                                              **({"measured": r["measured"]}
                                                 if r.get("measured") else {})}
-                             for r in results}}
+                             for r in results},
+                   "kernel_seconds": kernel_seconds(nb)}
         (folder / f"{name}.trusted.json").write_text(json.dumps(summary, indent=1))
         nb.metadata[TRUSTED_MARK] = True
         return nb, resources
