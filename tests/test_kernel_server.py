@@ -209,12 +209,19 @@ def test_a_killed_launcher_takes_its_kernel_with_it(tmp_path: Path, monkeypatch)
     launcher = subprocess.Popen([sys.executable, "-m", "autograder.sandbox", "-f", str(conn)],
                                 cwd=work, env=env)
     # The server may still be importing on a busy machine: the launcher waits READY_S for it.
+    # Its imports may start a short-lived helper (matplotlib runs fc-list while it builds its
+    # font cache), a third process that is not a kernel: only once the server has marked itself
+    # ready does a third process mean the forked kernel.
+    ready_mark = Path(f"{server.rw / 'server.sock'}.ready")
+
+    def forked() -> bool:
+        return ready_mark.exists() and len(_descendants(server.proc.pid)) >= 3
+
     deadline = time.monotonic() + kernel_server.READY_S + kernel_server.ANSWER_S
-    while (len(_descendants(server.proc.pid)) < 3 and launcher.poll() is None
-           and time.monotonic() < deadline):
+    while not forked() and launcher.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    ready = Path(f"{server.rw / 'server.sock'}.ready").exists()
-    assert len(_descendants(server.proc.pid)) >= 3, (
+    ready = ready_mark.exists()
+    assert ready and len(_descendants(server.proc.pid)) >= 3, (
         f"no kernel was forked: server ready={ready}"
         f", launcher exit={launcher.poll()}, launcher's children={_descendants(launcher.pid)}"
         f", server's stderr={(server.run / 'stderr.txt').read_text()[-2000:]!r}")
