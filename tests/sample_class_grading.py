@@ -37,8 +37,8 @@ ONLY = [s for s in os.environ.get("COURSE_SAMPLE_STUDENTS", "").split(",") if s]
 #: The per-cell limit the class is graded with (real grading: 600 s; `make demo`: 60). The
 #: slowest honest cell or check of the core class takes about 5 s on 2 cores beside the rest of
 #: ``make test`` (measured in every run and held under half this limit by
-#: test_sample_class.py::test_the_slowest_honest_cell_leaves_the_cell_limit_a_margin; two fresh
-#: clones on 2026-12-07: kernel cells at most 4.2 s, re-checks 3.9 and 5.1 s), so 30 s leaves
+#: test_sample_class.py::test_the_slowest_honest_cell_leaves_the_cell_limit_a_margin; fresh
+#: clones on 2026-12-07: kernel cells at most 4.4 s, re-checks at most 5.1 s), so 30 s leaves
 #: room for a busy machine, and fay_hangs's endless loop, which spins a CPU until the limit twice
 #: (her notebook, then the trusted re-check), costs a minute of CPU less than at 60 s. Her
 #: verdicts are the same.
