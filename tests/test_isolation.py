@@ -270,7 +270,10 @@ def test_gpu_devices_and_driver_only_where_asked(tmp_path: Path) -> None:
 
 
 def _run_notebook(sources: list[str], tmp_path: Path, timeout: int = 60,
-                  resources: dict | None = None):
+                  resources: dict | None = None, metadata: list[dict] | None = None):
+    """Run ``sources`` as one notebook's cells in the grading kernel: (outputs, dead kernel,
+    notes, seconds). ``resources``, when given, is the dict the grading fills (read what it
+    recorded there afterwards); ``metadata``, each cell's metadata as handed in."""
     from autograder.grading.execute import DEAD_KERNEL_KEY, NOTES_KEY, SurvivingExecute
 
     course = tmp_path / "course"
@@ -279,10 +282,14 @@ def _run_notebook(sources: list[str], tmp_path: Path, timeout: int = 60,
     os.environ["JUPYTER_PATH"] = str(config.install_sandboxed_kernelspec(course))
     os.environ[sandbox.ROOT_ENV] = str(course)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    for cell, handed_in in zip(nb.cells, metadata or [], strict=False):
+        cell.metadata.update(handed_in)
     ex = SurvivingExecute(kernel_name=config.KERNEL_NAME, timeout=timeout,
                           interrupt_on_timeout=True)
+    resources = {} if resources is None else resources
+    resources.setdefault("metadata", {"path": str(work)})
     started = time.monotonic()
-    nb, res = ex.preprocess(nb, {"metadata": {"path": str(work)}, **(resources or {})})
+    nb, res = ex.preprocess(nb, resources)
     outputs = []
     for cell in nb.cells:
         text = ""
@@ -403,19 +410,33 @@ def test_output_beyond_the_cap_is_dropped(tmp_path: Path, kernel_env) -> None:
 
 @needs_bwrap
 def test_one_timeout_then_a_short_budget_for_the_rest(tmp_path: Path, kernel_env) -> None:
+    """… and each cell the grading ran has its seconds, by its own clock: what the notebook
+    was handed in with (a student's own timestamps, or anything) is not read."""
+    from autograder.grading.execute import KERNEL_SECONDS_KEY
+
     kernel_env.setenv("COURSE_AFTER_TIMEOUT", "3")
+    theirs = {"execution": {"iopub.status.busy": "2026-11-30T09:00:00Z",
+                            "shell.execute_reply": "2026-11-30T09:00:50Z"}}
+    odd = {"execution": {"iopub.status.busy": "2026-11-30T09:00:00",  # no time zone
+                         "shell.execute_reply": "2026-11-30T09:00:09Z"}}
+    recorded: dict = {}
     outputs, dead, notes, seconds = _run_notebook([
         "import time\ntime.sleep(100)",  # times out after the cell timeout (6 s)
         "print('quick')",
         "time.sleep(100)",  # gets what is left of the 3 s
         "print('never run')",
-    ], tmp_path, timeout=6)
+    ], tmp_path, timeout=6, resources=recorded, metadata=[{}, theirs, {}, odd])
     assert dead is None
     assert "CellTimeoutError" in outputs[0] and outputs[1].strip() == "quick"
     assert "CellTimeoutError" in outputs[2] and "not run" in outputs[3]
     assert any("timed out after 6 s" in n for n in notes), notes
     assert any("1 later cell(s) not run" in n for n in notes), notes
     assert seconds < 6 + 3 + 90  # kernel start and shutdown included (a busy machine)
+    timed = recorded[KERNEL_SECONDS_KEY]
+    assert set(timed) == {"cell 0", "cell 1", "cell 2"}, timed  # the cell not run: none
+    assert 5.5 <= timed["cell 0"] < 6 + 30, timed  # ran to the limit
+    assert timed["cell 1"] < 30, timed  # its own run, not the 50 s it was handed in with
+    assert 0 < timed["cell 2"] < 3 + 30, timed  # the rest of the budget
 
 
 @needs_bwrap

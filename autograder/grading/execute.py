@@ -57,6 +57,11 @@ PRECHECK_KEY = "course_trusted_precheck"
 
 DEAD_KERNEL_KEY = "course_dead_kernel"
 NOTES_KEY = "course_sandbox_notes"
+#: resources key: how long each code cell this grading ran took in the kernel (grade id, or
+#: ``cell <index>``, to seconds), for the notebook's ``.trusted.json``: what the per-cell limit
+#: is measured against (tests/test_sample_class.py). Timed here, around the run, never read
+#: from the cell's metadata, which comes with the student's notebook.
+KERNEL_SECONDS_KEY = "course_kernel_seconds"
 #: Messages whose content nbclient keeps (cell outputs, widget state): counted against the cap.
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
@@ -102,6 +107,7 @@ class SurvivingExecute(Execute):
         self._notes: list[str] = []
         self._budget_end: float | None = None
         self._skipped: list[str] = []
+        self._seconds: dict[str, float] = {}
         self._output_used = 0
         self._output_cut = False
         self.timeout_func = self._cell_timeout
@@ -149,6 +155,7 @@ class SurvivingExecute(Execute):
             self._notes.append(self._("output beyond {limit} was dropped").format(
                 limit=limits_mod.human(self._limits.output)))
         resources.setdefault(NOTES_KEY, []).extend(self._notes)
+        resources[KERNEL_SECONDS_KEY] = self._seconds
         return nb, resources
 
     def _(self, message: str) -> str:
@@ -257,6 +264,7 @@ class SurvivingExecute(Execute):
             cell.outputs = [_error("NotRun", self._("not run: an earlier cell timed out and "
                                                     "the notebook's remaining time was spent"))]
             return cell, self.resources
+        started = time.monotonic()
         try:
             cell, res = super().preprocess_cell(cell, resources, index)
         except DeadKernelError as exc:
@@ -285,6 +293,9 @@ class SurvivingExecute(Execute):
             cell.outputs.append(_error("KernelDied", self._(
                 "{what}; later cells were not run").format(what=self._dead_at)))
             return cell, self.resources
+        finally:
+            if cell.cell_type == "code":
+                self._seconds[grade_id] = round(time.monotonic() - started, 2)
         timeout_name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
         if self._budget_end is None and any(
                 o.get("output_type") == "error" and o.get("ename") == timeout_name

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from traitlets import Integer, Unicode
 
 from autograder.grading.execute import (
     DEAD_KERNEL_KEY,
+    KERNEL_SECONDS_KEY,
     NOTES_KEY,
     PRECHECK_KEY,
     warm_kernel_server,
@@ -113,45 +113,6 @@ def _session(resources: dict[str, Any]) -> str | None:
     return f"{who.get('assignment', '')}/{who['student']}"
 
 
-#: resources key: when the student's kernel was about to run (set by TrustedPrecheck), so that
-#: :func:`kernel_seconds` reads only the timestamps of this grading's run
-KERNEL_FROM_KEY = "course_kernel_from"
-
-
-def kernel_seconds(nb: NotebookNode, since: datetime | None = None) -> dict[str, float]:
-    """How long each code cell ran in the student's kernel: its grade id (or ``cell-<index>``)
-    to seconds, from the timestamps nbclient records in the cell's metadata while it runs
-    (``iopub.status.busy`` to ``shell.execute_reply``; nbgrader clears them before saving).
-    A cell cut off by the timeout counts to its last message. Recorded so that the per-cell
-    limit is chosen against measured cells (tests/test_sample_class.py), not guessed.
-
-    The metadata came with the student's notebook: a cell the grading never ran (after a
-    timeout, a dead kernel) may still hold the student's own stamps, or anything at all. Only
-    timezone-aware stamps from ``since`` on count (nbclient's are), and a stamp that is not
-    one is skipped, never an error."""
-
-    def when(stamp: object) -> datetime | None:
-        try:
-            moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return moment if moment.tzinfo is not None else None
-
-    seconds: dict[str, float] = {}
-    for index, cell in enumerate(nb.cells):
-        stamps = cell.get("metadata", {}).get("execution") or {}
-        if cell.cell_type != "code" or not isinstance(stamps, dict):
-            continue
-        start = when(stamps.get("iopub.status.busy") or stamps.get("iopub.execute_input"))
-        end = when(stamps.get("shell.execute_reply") or stamps.get("iopub.status.idle"))
-        if start is None or end is None or (since is not None and start < since):
-            continue
-        grade_id = (cell.metadata.get("nbgrader") or {}).get("grade_id")
-        name = grade_id if isinstance(grade_id, str) and grade_id else f"cell-{index}"
-        seconds[name] = round(max(0.0, (end - start).total_seconds()), 2)
-    return seconds
-
-
 #: notebook metadata key TrustedRecheck sets; :class:`RequireTrustedVerdicts` checks it.
 TRUSTED_MARK = "course_trusted_recheck"
 
@@ -200,7 +161,6 @@ class TrustedPrecheck(_TrustedBase):
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
         warm_kernel_server(resources)  # its imports overlap with these checks
         resources[PRECHECK_KEY] = self.run_checks(nb, resources)
-        resources[KERNEL_FROM_KEY] = datetime.now(UTC)
         return nb, resources
 
 
@@ -232,7 +192,8 @@ class TrustedRecheck(_TrustedBase):
                                              **({"measured": r["measured"]}
                                                 if r.get("measured") else {})}
                              for r in results},
-                   "kernel_seconds": kernel_seconds(nb, resources.pop(KERNEL_FROM_KEY, None))}
+                   # each cell's seconds in the student's kernel (SurvivingExecute's clock)
+                   "kernel_seconds": resources.get(KERNEL_SECONDS_KEY, {})}
         (folder / f"{name}.trusted.json").write_text(json.dumps(summary, indent=1))
         nb.metadata[TRUSTED_MARK] = True
         return nb, resources
