@@ -83,7 +83,7 @@ class _FakeWorker:
     seen: dict[str, str] = {}
     lock = threading.Lock()
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], slot: int, slots: int) -> None:
         self.env, self.alive = env, True
 
     def autograde(self, student: str) -> dict:

@@ -86,11 +86,13 @@ class _Recorder:
     started: list[str] = []
     order: list[str] = []
     gpu: dict[str, str] = {}
+    places: list[tuple[int, int]] = []
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], slot: int, slots: int) -> None:
         self.env, self.alive = env, True
         with self.lock:
             self.started.append(env.get("CUDA_VISIBLE_DEVICES", ""))
+            self.places.append((slot, slots))
 
     def autograde(self, student: str) -> dict:
         with self.lock:
@@ -108,7 +110,7 @@ class _Recorder:
                           (1, 20, 2)])
 def test_the_engine_starts_the_planned_slots_bound_to_their_gpus(
         tmp_path: Path, monkeypatch, students: int, limit: int, gpu_count: int) -> None:
-    _Recorder.started, _Recorder.order, _Recorder.gpu = [], [], {}
+    _Recorder.started, _Recorder.order, _Recorder.gpu, _Recorder.places = [], [], {}, []
     monkeypatch.setattr(local, "Worker", _Recorder)
     monkeypatch.setattr(local, "append_log", lambda *a, **k: None)
     monkeypatch.setattr(local, "student_result", lambda root, s, secs, ok: s)
@@ -130,6 +132,10 @@ def test_the_engine_starts_the_planned_slots_bound_to_their_gpus(
     assert sorted(done) == ids
     used = slots.balanced(students, limit)
     assert threads == [f"grading-slot-{i}" for i in range(used)]
+    # each slot's worker knows its own place, for its notebooks' staggered order (a slot
+    # that finds no student left starts none)
+    assert len(set(_Recorder.places)) == len(_Recorder.places) >= 1
+    assert all(0 <= slot < used and count == used for slot, count in _Recorder.places)
     bound = engine.slot_gpus[:used]
     if gpu_count:  # the slots still spread evenly over the GPUs
         per_gpu = Counter(g.device for g in bound if g is not None)

@@ -47,7 +47,7 @@ class _FakeWorker:
 
     started = 0
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], slot: int, slots: int) -> None:
         type(self).started += 1
         self.dead = False
 

@@ -96,7 +96,9 @@ class LocalEngine:
             todo.put(student)
         ok: dict[str, bool] = {}
 
-        def slot(gpu: GradingGpu | None) -> None:
+        count = slot_plan.balanced(len(students), self.workers)
+
+        def slot(index: int, gpu: GradingGpu | None) -> None:
             grader: Worker | None = None
             env = dict(nbgrader_env(), **(gpu.env() if gpu else {}))
             try:
@@ -106,7 +108,7 @@ class LocalEngine:
                     except queue.Empty:
                         return
                     if grader is None or not grader.alive:  # a dead slot starts afresh
-                        grader = Worker(root, env)
+                        grader = Worker(root, env, index, count)
                     started = time.monotonic()
                     result = grader.autograde(student)
                     append_log(root, ("autograde", ASSIGNMENT, "--student", student, "--create",
@@ -122,9 +124,9 @@ class LocalEngine:
                 if grader is not None:
                     grader.close()
 
-        slots = [threading.Thread(target=slot, args=(self.slot_gpus[i],),
+        slots = [threading.Thread(target=slot, args=(i, self.slot_gpus[i]),
                                   name=f"grading-slot-{i}")
-                 for i in range(slot_plan.balanced(len(students), self.workers))]
+                 for i in range(count)]
         for thread in slots:
             thread.start()
         for thread in slots:

@@ -14,10 +14,12 @@ Once a student is graded, the same process writes that student's feedback
 one ``generate_feedback`` for the class after grading took about 2 CPU-seconds per student, one
 after another (a third of the wall time of 16 students graded at once on the H200).
 
-``python -m autograder.runner.worker`` reads one student id per line on stdin and writes one JSON
-line per student, ``{"student", "success", "feedback", "log"}``, to its original stdout
-(anything else that prints goes to stderr, so it cannot be mistaken for a result).
-:class:`Worker` is the parent's side (:class:`autograder.engines.local.LocalEngine`).
+``python -m autograder.runner.worker [SLOT SLOTS]`` reads one student id per line on stdin and
+writes one JSON line per student, ``{"student", "success", "feedback", "log"}``, to its original
+stdout (anything else that prints goes to stderr, so it cannot be mistaken for a result). Slot
+``SLOT`` of ``SLOTS`` runs each student's notebooks in its own staggered order
+(:mod:`autograder.runner.order`). :class:`Worker` is the parent's side
+(:class:`autograder.engines.local.LocalEngine`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from autograder.runner import order
 from autograder.runner.names import ASSIGNMENT
 
 
@@ -40,10 +43,28 @@ def nbgrader_env() -> dict[str, str]:
                                                   os.environ.get("PATH", "")]))
 
 
-def _serve() -> None:
+def staggered_autograde(slot: int, slots: int) -> type:
+    """nbgrader's ``Autograde`` converter, each student's notebooks in the order of slot
+    ``slot`` of ``slots`` (:mod:`autograder.runner.order`); imported here, in the slot's
+    process, so that the harness does not pay for nbgrader's import."""
+    from nbgrader.converters import Autograde
+
+    class StaggeredAutograde(Autograde):
+        def init_notebooks(self) -> None:
+            super().init_notebooks()
+            if order.stagger_on():
+                for folder, found in self.assignments.items():
+                    self.assignments[folder] = order.in_grading_order(found, slot, slots)
+
+    return StaggeredAutograde
+
+
+def _serve(slot: int = 0, slots: int = 1) -> None:
     from nbgrader.apps.autogradeapp import AutogradeApp
-    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.converters import GenerateFeedback
     from nbgrader.utils import capture_log, temp_attrs
+
+    autograde = staggered_autograde(slot, slots)
 
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # stray prints go to stderr, never into the results
@@ -55,7 +76,7 @@ def _serve() -> None:
         if not student:
             continue
         with temp_attrs(app.coursedir, assignment_id=ASSIGNMENT, student_id=student):
-            converter = Autograde(coursedir=app.coursedir, parent=app)
+            converter = autograde(coursedir=app.coursedir, parent=app)
             converter.force = True
             converter.create_student = True
             outcome = capture_log(converter)
@@ -73,9 +94,10 @@ def _serve() -> None:
 class Worker:
     """The parent's handle on one ``python -m autograder.runner.worker`` in the course directory."""
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], slot: int = 0, slots: int = 1) -> None:
         self.root = root
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.runner.worker"], cwd=root,
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.runner.worker",
+                                      str(slot), str(slots)], cwd=root,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, bufsize=1)
         self._stderr: list[str] = []
@@ -121,4 +143,4 @@ class Worker:
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(*(int(arg) for arg in sys.argv[1:3]))

@@ -15,6 +15,8 @@
 #   bash scripts/gpu/session.sh slots   # the same 40 full submissions graded at 20 slots, then
 #                                       # at 40 (SLOTS="20 40", STUDENTS=40), one host: does a
 #                                       # slot buy more than 1.25 per core? (~6 min)
+#   bash scripts/gpu/session.sh stagger # throughput16 twice on one host: the slots' notebooks
+#                                       # staggered (the default), then in name order (~4 min)
 #   bash scripts/gpu/session.sh hang    # kernels that never end, at 2048³ (yan) and at one
 #                                       # checked shape (yul), graded beside 7 correct full
 #                                       # submissions: every speedup check's seconds, GPU queue
@@ -62,7 +64,7 @@ set -uo pipefail
 PART=${1:-bench}
 case "$PART" in  # an unknown part must not fall through to one that grades the whole class
   probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|throughput100|\
-  slots|hang|profile|\
+  slots|stagger|hang|profile|\
   bench-grading|\
   t4model|class|printing|printing-tests|traffic|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
@@ -215,6 +217,18 @@ elif [ "$PART" = throughput16 ]; then
   python3 scripts/gpu/throughput.py --skip-serial --full-parallel 15 --workers 16 \
     --out "$OUT/throughput16.md" 2>&1 | tee "$OUT/throughput16.log" | grep -v "^  " | tail -30
   busy_stop
+  cp docs/grading-history.md "$OUT/"
+elif [ "$PART" = stagger ]; then
+  # throughput16 twice on one host: the slots' notebooks staggered (the default), then all in
+  # name order (--no-stagger), with the cores' and the GPU's busy share beside each.
+  for mode in stagger no-stagger; do
+    echo "== grading throughput: 15 full submissions + ivy, 16 at a time, $mode"
+    busy_start "$mode"
+    python3 scripts/gpu/throughput.py --skip-serial --full-parallel 15 --workers 16 \
+      $([ "$mode" = no-stagger ] && echo --no-stagger) --out "$OUT/$mode.md" 2>&1 \
+      | tee "$OUT/$mode.log" | grep -v "^  " | grep -v "^speedup" | tail -8
+    busy_stop
+  done
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = throughput100 ]; then
   # The class the goal speaks of, graded as an instructor would (`make grade`'s default slots):

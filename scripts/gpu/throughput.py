@@ -180,10 +180,12 @@ def holds_summary(lock_dir: Path) -> str:
             f"{statistics.median(waited):.1f} s median, {max(waited):.1f} s longest")
 
 
-def grade(root: Path, workers: int, log: Path, lock_dir: Path
+def grade(root: Path, workers: int, log: Path, lock_dir: Path, stagger: bool = True
           ) -> tuple[float, dict, str, float]:
     """Run `harness grade` with its own GPU lock in ``lock_dir`` (each exclusive hold logged);
-    stream its lines; return (wall s, table JSON, stdout, CPU s of its process tree)."""
+    stream its lines; return (wall s, table JSON, stdout, CPU s of its process tree).
+    ``stagger`` False: every slot runs its notebooks in name order (autograder.runner.order)."""
+    from autograder.runner.order import STAGGER_ENV
     from course.runtime.gpulock import LOCK_ENV, LOG_ENV
 
     table = root / "table.json"
@@ -198,7 +200,8 @@ def grade(root: Path, workers: int, log: Path, lock_dir: Path
     run = measure("grade", cmd, cwd=Path.cwd(), on_line=show,
                   env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                       filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)])),
-                      **{LOCK_ENV: str(lock_dir), LOG_ENV: "1"}))
+                      **{LOCK_ENV: str(lock_dir), LOG_ENV: "1",
+                         STAGGER_ENV: "1" if stagger else "0"}))
     log.write_text(run.output)
     if run.returncode != 0 or not table.exists():
         raise SystemExit(f"harness grade failed ({run.returncode}); log: {log}\n"
@@ -226,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="append the last phase's numbers here (default: "
                         "docs/grading-history.md)")
     parser.add_argument("--no-history", action="store_true", help="append no history row")
+    parser.add_argument("--no-stagger", action="store_true",
+                        help="every slot runs its notebooks in name order, as before the "
+                        "staggered order (autograder/runner/order.py): for measuring it")
     args = parser.parse_args(argv)
 
     from autograder.engines.local import workers as default_workers
@@ -256,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     command = ("python3 scripts/gpu/throughput.py "
                + ("--skip-serial " if args.skip_serial else f"--full-serial {args.full_serial} ")
                + f"--full-parallel {args.full_parallel} --checks '{args.checks}'"
-               + (f" --workers {args.workers}" if args.workers else ""))
+               + (f" --workers {args.workers}" if args.workers else "")
+               + (" --no-stagger" if args.no_stagger else ""))
     report = [f"# Grading throughput, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
               "", f"- Versions: {versions()}", f"- Machine: {os.cpu_count()} cores, {gpus} GPU(s)",
               f"- Command: `{command}`", "",
@@ -277,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         bases = stage(root, args.full, n_full, checks)
         print(f"== {name}: {len(bases)} students, {workers} at a time", flush=True)
         lock_dir = scratch / f"gpu-lock-{name}"
-        wall, table, stdout, cpu = grade(root, workers, scratch / f"{name}.log", lock_dir)
+        wall, table, stdout, cpu = grade(root, workers, scratch / f"{name}.log", lock_dir,
+                                         stagger=not args.no_stagger)
         cpu_full = cpu / n_full  # the check students, feedback and export as overhead
         floor = per_100_minutes(cpu_full, cores, TARGET)
         seconds = parse_lines(stdout)
