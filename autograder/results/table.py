@@ -159,6 +159,30 @@ def _gpu_only_unmeasured(root: Path, gb: Any) -> set[str]:
             for cell in nb.grade_cells if is_gpu_timing(cell.name)}
 
 
+def _submissions(gb: Any, assignment_id: str, only: list[str] | None) -> dict[str, Any]:
+    """Every student's submission of the assignment (``only`` theirs, if given), by student
+    id, with its notebooks, their grades, each grade's cell and maximum loaded in a few
+    queries.
+
+    Read one attribute at a time, as nbgrader's objects load them, a class of 100 full
+    submissions took 7,433 queries (3.0-3.5 CPU-s on 2 cores; 37 queries and 0.5-0.8 CPU-s
+    this way) — and the progress line reads the whole class after every student
+    (:func:`autograder.engines.local.student_result`).
+    """
+    from nbgrader.api import Grade, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy.orm import joinedload, selectinload, undefer
+
+    query = gb.db.query(SubmittedAssignment).filter(
+        SubmittedAssignment.assignment_id == assignment_id)
+    if only is not None:
+        query = query.filter(SubmittedAssignment.student_id.in_(only))
+    query = query.options(selectinload(SubmittedAssignment.notebooks).options(
+                 joinedload(SubmittedNotebook.notebook),
+                 selectinload(SubmittedNotebook.grades).options(
+                     joinedload(Grade.cell), undefer(Grade.max_score))))
+    return {sub.student_id: sub for sub in query}
+
+
 def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[Row]]:
     """Scores from the gradebook, plus what the trusted re-check recorded beside them.
 
@@ -170,6 +194,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         assignment = gb.find_assignment(ASSIGNMENT)
         notebooks = [nb.name for nb in assignment.notebooks]
+        submissions = _submissions(gb, assignment.id, only)
         for student in sorted(s.id for s in gb.students):
             if only is not None and student not in only:
                 continue
@@ -181,9 +206,8 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
             if not (root / "submitted" / student).is_dir():
                 row.notes.append("from an earlier grading: not in submitted/ now")
             row.notes += handin_report.notes_for(root, student)
-            try:
-                sub = gb.find_submission(ASSIGNMENT, student)
-            except Exception:  # noqa: BLE001 - no submission: a row of zeros, said so
+            sub = submissions.get(student)
+            if sub is None:  # no submission: a row of zeros, said so
                 row.notes.append("no submission")
                 row.missing = list(notebooks)  # every notebook "—", out of its full points
                 row.scores = {nb.name: (0.0, nb.max_score) for nb in assignment.notebooks}
@@ -225,6 +249,7 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
     unmeasured = {x for r in rows for x in r.not_measured}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         unmeasured |= _gpu_only_unmeasured(root, gb)
+        maxima: dict[str, float] = {}  # "notebook:cell": its points, looked up once
         for row in rows:
             for name in list(row.scores):
                 if any(x.startswith(f"{name}:") for x in unmeasured) and \
@@ -232,8 +257,10 @@ def collect(root: Path, only: list[str] | None = None) -> tuple[list[str], list[
                     s, m = row.scores[name]
                     for x in unmeasured:
                         if x.startswith(f"{name}:"):
-                            cell = gb.find_grade_cell(x.split(":", 1)[1], name, ASSIGNMENT)
-                            m -= cell.max_score
+                            if x not in maxima:
+                                maxima[x] = gb.find_grade_cell(
+                                    x.split(":", 1)[1], name, ASSIGNMENT).max_score
+                            m -= maxima[x]
                     row.scores[name] = (s, m)
     for row in rows:
         choose_track(row, notebooks)
