@@ -131,7 +131,9 @@ def test_the_engine_starts_the_planned_slots_bound_to_their_gpus(
     engine.grade(tmp_path, ids, done.append)
     assert sorted(done) == ids
     used = slots.balanced(students, limit)
-    assert threads == [f"grading-slot-{i}" for i in range(used)]
+    assert [t for t in threads if t.startswith("grading-slot-")] == [
+        f"grading-slot-{i}" for i in range(used)]
+    assert threads.count("grading-progress") == 1  # the progress lines' own thread
     # each slot's worker knows its own place, for its notebooks' staggered order (a slot
     # that finds no student left starts none)
     assert len(set(_Recorder.places)) == len(_Recorder.places) >= 1
@@ -151,3 +153,38 @@ def test_the_engine_starts_the_planned_slots_bound_to_their_gpus(
     assert gpus_mod.describe(bound) == (
         "" if not gpu_count else "on GPU 0" if len(spread) and len(per_gpu) == 1
         else f"on {len(per_gpu)} GPUs ({'-'.join(str(n) for n in spread)} slot(s) each)")
+
+
+def test_a_slot_takes_its_next_student_while_the_progress_line_is_read(
+        tmp_path: Path, monkeypatch) -> None:
+    """The progress line reads the class's table; a slot does not wait for it (a class of 100:
+    about a second a line on a GPU box, for each of the last round's students at once)."""
+    release = threading.Event()
+    graded: list[str] = []
+
+    class Instant(_Recorder):
+        def autograde(self, student: str) -> dict:
+            graded.append(student)
+            return {"success": True, "log": "", "feedback": True}
+
+    def slow_line(root: Path, student: str, seconds: float, ok: bool) -> str:
+        assert release.wait(timeout=30), "the progress line was never let go"
+        return student
+
+    monkeypatch.setattr(local, "Worker", Instant)
+    monkeypatch.setattr(local, "append_log", lambda *a, **k: None)
+    monkeypatch.setattr(local, "student_result", slow_line)
+    ids = ["amy", "bob", "cy", "dee"]
+    for student in ids:
+        _hand_in(tmp_path, student, 1)
+    done: list[str] = []
+    engine = local.LocalEngine(1, gpus=[])
+    runner = threading.Thread(target=engine.grade, args=(tmp_path, ids, done.append))
+    runner.start()
+    deadline = time.monotonic() + 30
+    while len(graded) < len(ids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sorted(graded) == ids and done == []  # all graded, not one line read yet
+    release.set()
+    runner.join(timeout=30)
+    assert not runner.is_alive() and done == graded  # every line, in the order graded
