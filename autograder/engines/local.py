@@ -125,9 +125,9 @@ class LocalEngine:
 
         def reporter() -> None:
             """The progress lines, one after another, off the slots' threads: a line reads the
-            class's table (its total is the class's, :func:`student_result`), and a slot that
-            waited for it took its next student that much later (a class of 100 on a GPU box:
-            the last round's students finished within seconds of each other)."""
+            class's table (its total is the class's, :func:`student_result`); a slot that
+            waited for it, behind every other slot's line, took its next student that much
+            later."""
             while (item := finished.get()) is not None:
                 student, seconds = item
                 on_done(student_result(root, student, seconds, True))

@@ -6,7 +6,7 @@ the same moment: on the 16-core H100 box (20 slots, 40 full submissions, 2026-12
 ``session.sh slots``; docs/grading-cost.md) all of them reached the notebooks with GPU timings
 within seconds of each other, and for 20 s the GPU was 57-71 % busy while the cores were
 19-49 % busy; then all of them ran the CPU-heavy notebooks while the GPU idled. The cores were
-busy 61 % of the run, the GPU 23 %.
+busy 60 % of the run, the GPU 24 %.
 
 Slot ``i`` of ``S`` instead starts each of its students at notebook ``⌊i·N/S⌋`` of the ``N``
 handed in and goes round from there: the slots are spread over the notebooks, so some run the
