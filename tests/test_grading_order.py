@@ -39,6 +39,9 @@ def test_every_slot_runs_every_notebook_once_and_the_slots_start_spread(
         assert mine == paths[start:] + paths[:start]  # name order, wrapped round
         firsts[start] += 1
     assert order.staggered(shuffled, 0, slots) == paths  # slot 0: nbgrader's own order
+    assert order.staggered([], slots - 1, slots) == []
+    with pytest.raises(ValueError, match="numbered from 0"):
+        order.staggered(paths, slots, slots)  # a wiring mistake is said, not hidden
     # as many different first notebooks as there can be, each as often as the others ±1
     assert len(firsts) == min(count, slots)
     assert max(firsts.values()) - min(firsts.values()) <= 1

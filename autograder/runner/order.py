@@ -34,9 +34,9 @@ def stagger_on() -> bool:
 
 def first_notebook(count: int, slot: int, slots: int) -> int:
     """Which of ``count`` notebooks (in name order) slot ``slot`` of ``slots`` starts with."""
-    if count < 1 or slots < 1 or not 0 <= slot < slots:
-        return 0
-    return slot * count // slots
+    if not 0 <= slot < slots:
+        raise ValueError(f"slot {slot} of {slots}: a slot is numbered from 0 to slots - 1")
+    return slot * max(count, 0) // slots
 
 
 def staggered(paths: Sequence[str], slot: int, slots: int) -> list[str]:
