@@ -99,12 +99,65 @@ def _run_one(job: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: what ``import course`` reads to skip counting GPUs (which would load the CUDA driver)
+_NO_COUNT_ENV = "COURSE_NO_SIMULATOR"
+#: Numba's switch to its simulator (course.runtime.backend.SIM_ENV; named here because
+#: importing the course is what must wait)
+_SIM_ENV = "NUMBA_ENABLE_CUDASIM"
+
+
+def _gpu_count_in_a_child() -> int:
+    """How many GPUs the CUDA driver sees, asked in a forked child so that this process never
+    loads the driver (it may then fork check processes that each start CUDA afresh). The
+    child asks as ``course.runtime.backend.driver_gpu_count`` does; it cannot import the course,
+    whose import is what this count must come before. 0 where it cannot tell."""
+    import ctypes
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only counts
+        count = ctypes.c_int(0)
+        try:
+            for name in ("libcuda.so.1", "libcuda.so"):
+                with contextlib.suppress(OSError):
+                    lib = ctypes.CDLL(name)
+                    if lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0:
+                        os._exit(min(count.value, 100) + 1)
+                    break
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return max(os.WEXITSTATUS(status) - 1, 0) if os.WIFEXITED(status) else 0
+
+
+def _choose_target_without_the_driver() -> bool:
+    """Make the choice ``import course`` makes — the GPU, or Numba's simulator where the driver
+    sees none — with the GPUs counted in a forked child, and tell the import it is made: this
+    process has then not loaded the CUDA driver when it forks its fork server. True where the
+    choice is the GPU. Where the simulator is asked for already, or the environment says not
+    to choose, nothing is counted (``import course`` would not count either)."""
+    if os.environ.get(_SIM_ENV, "0") not in ("", "0") or os.environ.get(_NO_COUNT_ENV):
+        return False
+    if _gpu_count_in_a_child() == 0:
+        os.environ[_SIM_ENV] = "1"  # as course.runtime.backend.choose_numba_target does
+        return False
+    os.environ[_NO_COUNT_ENV] = "1"  # until the imports are done: counted already
+    return True
+
+
 def _prepare() -> None:
-    """The imports every job needs (NumPy, Numba, the checks), once per process."""
+    """The imports every job needs (NumPy, Numba, the checks), once per process; then, on a
+    GPU, the fork server for the GPU jobs (:mod:`course.trust.forking`), before this process
+    touches the GPU."""
     os.environ["COURSE_TRUSTED_RUN"] = "1"
+    on_gpu = _choose_target_without_the_driver()
     import course.checks.speedup  # noqa: F401
     import course.trust.kernel_source  # noqa: F401
     from course.runtime import backend, gpulock, gpusync
+    from course.trust import forking
+
+    if on_gpu:
+        forking.start_server()
+        os.environ.pop(_NO_COUNT_ENV, None)
 
     # Before any context exists: the checks' waits for the GPU sleep instead of spinning.
     gpusync.block_while_waiting()

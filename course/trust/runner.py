@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from course.runtime import backend, gpulock, i18n
+from course.trust import forking
 
 DEFAULT_TIMEOUT_S = 300.0
 #: the child's entry point (a package run with ``python -m``); named, not imported.
@@ -80,6 +81,10 @@ class _Child:
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def exit_code(self) -> int | None:
+        """The process's exit status once it ended, else None."""
+        return self.proc.poll()
 
     def stderr_tail(self) -> list[str]:
         self.log.seek(0)
@@ -144,8 +149,10 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
     """Run ``job`` in a child process (simulator or GPU) and return its JSON result.
 
     A GPU job gets a fresh process of its own (a timing's budget ends that process when a kernel
-    hangs). Simulator jobs go to this process's warm simulator process
-    (:class:`_SimulatorServer`), which rebuilds each job's kernels from source all the same.
+    hangs): forked from this process's fork server where it started one (the trusted re-check,
+    :mod:`course.trust.forking`), else started cold. Simulator jobs go to this process's warm
+    simulator process (:class:`_SimulatorServer`), which rebuilds each job's kernels from
+    source all the same.
     While the child runs, this process lets go of the GPU lock (:mod:`course.runtime.gpulock`): the
     child may need it exclusively. Time the child spends queueing for the GPU (its heartbeat
     is fresh) does not count towards ``timeout_s``.
@@ -157,13 +164,16 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
     with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, gpulock.released():
         job_path, result_path = Path(tmp, "job.json"), Path(tmp, "result.json")
         job_path.write_text(json.dumps(job))
-        child: _Child
+        child: _Child | forking.ForkedChild
         if simulator:
             child = _simulator_server()
             child.ask(job_path, result_path)
         else:
-            child = _Child([str(job_path), str(result_path)], tmp, simulator=False,
-                           wrapper=wrapper)
+            # forked from this process's pre-imported fork server where it has one, else cold
+            forked = None if wrapper else forking.spawn(job_path, result_path, tmp,
+                                                        _child_env(simulator=False))
+            child = forked or _Child([str(job_path), str(result_path)], tmp, simulator=False,
+                                     wrapper=wrapper)
         done = False
         try:
             _wait(child, result_path, timeout_s, beat)
@@ -173,7 +183,7 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
             # short (timed out, interrupted), so that the next job never queues behind it.
             # A wrapper (a profiler) writes its own output after the job's process ends: it
             # gets the rest of the time to finish before it is stopped.
-            if done and wrapper:
+            if done and wrapper and isinstance(child, _Child):
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     child.proc.wait(timeout=timeout_s)
             if not simulator or not done:
@@ -181,7 +191,8 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
         return json.loads(result_path.read_text())
 
 
-def _wait(child: _Child, result_path: Path, timeout_s: float, beat: Path | None) -> None:
+def _wait(child: _Child | forking.ForkedChild, result_path: Path, timeout_s: float,
+          beat: Path | None) -> None:
     """Wait for ``result_path`` (written whole, then renamed) or the child's end."""
     last = time.monotonic()
     deadline = last + timeout_s
@@ -197,5 +208,5 @@ def _wait(child: _Child, result_path: Path, timeout_s: float, beat: Path | None)
         time.sleep(0.02)
     if not result_path.exists():
         raise IsolatedRunError(
-            f"the check process died (exit code {child.proc.poll()}) before reporting: "
+            f"the check process died (exit code {child.exit_code()}) before reporting: "
             + " | ".join(child.stderr_tail()))
