@@ -149,8 +149,7 @@ def _become_job(request: dict[str, Any]) -> None:  # pragma: no cover - the fork
 
     main = importlib.import_module(ENTRY).main
     os.setsid()  # its own process group: a kill takes whatever it starts along
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
+    # (signal handlers stay Python's own, as in a cold process: the server changed none)
     folder = str(request["folder"])
     os.chdir(folder)
     log = os.open(os.path.join(folder, "stderr.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
