@@ -119,6 +119,8 @@ def test_an_orphaned_grandchilds_cpu_is_counted(tmp_path: Path) -> None:
 
 def test_the_history_keeps_one_head_and_a_row_per_run(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("COURSE_COMMIT", "abc1234")
+    for name in cost.SWITCHES:
+        monkeypatch.delenv(name, raising=False)
     path = tmp_path / "history.md"
     row = cost.history_row("make bench-grading", 47.25, cost.per_100_minutes(47.25, 2),
                            "ratio 0.98×")
@@ -131,6 +133,9 @@ def test_the_history_keeps_one_head_and_a_row_per_run(tmp_path: Path, monkeypatc
     assert "`make bench-grading`" in rows[0] and "| 47.2 |" in rows[0]
     assert f"| {100 * 47.25 / 2 / 60:.1f} |" in rows[0] and "ratio 0.98×" in rows[0]
     assert cost.per_100_minutes(35.0, 16) == pytest.approx(100 * 35 / 16 / 60)
+    monkeypatch.setenv("COURSE_CHECK_FORK", "1")  # a switch set when measured: in the row
+    assert "`COURSE_CHECK_FORK=1 make bench-grading`" in cost.history_row("make bench-grading",
+                                                                        1.0, 1.0)
     with pytest.raises(ValueError):
         cost.per_100_minutes(1.0, 0)
 

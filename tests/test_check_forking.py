@@ -79,7 +79,8 @@ def _scenario(body: str, **env: str) -> dict:
     """Run PRELUDE + ``body`` in a fresh Python; ``body`` sets ``seen`` (printed as JSON)."""
     code = PRELUDE.format(tests=str(ROOT / "tests")) + textwrap.dedent(body) + \
         "\nprint('SEEN ' + json.dumps(seen))\n"
-    run_env = dict(os.environ, PYTHONPATH=str(ROOT), **env)
+    run_env = dict(os.environ, PYTHONPATH=str(ROOT), COURSE_CHECK_FORK="1")
+    run_env.update(env)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=run_env, cwd=str(ROOT), timeout=300)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("SEEN ")]
@@ -135,6 +136,33 @@ def test_a_child_that_dies_says_so_with_its_exit():
     assert seen["after"]["reads_a"] > 0
 
 
+def test_run_job_runs_a_job_again_cold_when_its_forked_process_dies():
+    """A forked process that crashes may owe it to the fork: its job runs again in a cold
+    process (here the cold one times out on the spinning kernel, which says it ran), and the
+    server is stopped."""
+    seen = _scenario("""
+        import signal, threading
+        forking.start_server()
+        real_spawn, forked_pids = forking.spawn, []
+
+        def spawn_then_kill(*args):
+            child = real_spawn(*args)
+            forked_pids.append(child.pid)
+            threading.Timer(1.0, os.kill, (child.pid, signal.SIGKILL)).start()
+            return child
+
+        forking.spawn = spawn_then_kill
+        try:
+            runner.run_job(HUNG, simulator=False, timeout_s=6)
+            outcome = "returned"
+        except runner.IsolatedRunError as exc:
+            outcome = str(exc)
+        seen = {"outcome": outcome, "forked": len(forked_pids), "server": bool(forking._SERVER)}
+    """)
+    assert seen["forked"] == 1 and not seen["server"]
+    assert "did not finish within 6 s" in seen["outcome"], seen
+
+
 def test_a_job_that_prints_and_fails_reports_like_a_cold_one():
     # an unknown task: the child writes its error as the result, exactly as a cold one does
     seen = _scenario("""
@@ -164,10 +192,11 @@ def test_no_server_where_the_cuda_library_is_loaded_or_forking_is_off():
     """)
     assert seen == {"loaded": False,
                     "refusal": "the CUDA driver library is loaded in the fork server"}
-    off = _scenario("""
-        seen = {"started": forking.start_server(), "job": forked(JOB)}
-    """, COURSE_CHECK_FORK="0")
-    assert off == {"started": False, "job": {"cold": True}}
+    for value in ("0", ""):  # off, and off by default (not verified on a GPU yet)
+        off = _scenario("""
+            seen = {"started": forking.start_server(), "job": forked(JOB)}
+        """, COURSE_CHECK_FORK=value)
+        assert off == {"started": False, "job": {"cold": True}}
 
 
 def test_the_server_ends_with_the_process_that_started_it():

@@ -149,7 +149,8 @@ def _prepare() -> None:
     GPU, the fork server for the GPU jobs (:mod:`course.trust.forking`), before this process
     touches the GPU."""
     os.environ["COURSE_TRUSTED_RUN"] = "1"
-    on_gpu = _choose_target_without_the_driver()
+    # (the variable is course.trust.forking.FORK_ENV: off, the imports count GPUs as ever)
+    on_gpu = os.environ.get("COURSE_CHECK_FORK") == "1" and _choose_target_without_the_driver()
     import course.checks.speedup  # noqa: F401
     import course.trust.kernel_source  # noqa: F401
     from course.runtime import backend, gpulock, gpusync

@@ -69,7 +69,7 @@ ENV_ALLOWED = frozenset({
     "COURSE_GPU_LOCK", "COURSE_GPU_LOCK_HEARTBEAT", "COURSE_GPU_LOCK_MAX_WAIT",
     "COURSE_GPU_LOCK_LOG",  # measuring: log each exclusive hold (scripts/gpu/throughput.py)
     "COURSE_GPU_LAUNCH_LIMIT",  # seconds one launch may hold the lock shared
-    "COURSE_CHECK_FORK",  # measuring: 0 starts every GPU check cold (course.trust.forking)
+    "COURSE_CHECK_FORK",  # 1: GPU checks forked from a warm server (course.trust.forking)
 })
 ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "NUMBA_", "CUPY_")
 #: Set inside every sandbox: writable places are all under the private /tmp.

@@ -41,6 +41,10 @@ class IsolatedRunError(RuntimeError):
     """The fresh process failed, timed out, or returned nothing."""
 
 
+class ChildDied(IsolatedRunError):
+    """The fresh process ended without writing its result."""
+
+
 def _child_env(simulator: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != backend.SIM_ENV}
     if simulator:
@@ -150,7 +154,8 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
 
     A GPU job gets a fresh process of its own (a timing's budget ends that process when a kernel
     hangs): forked from this process's fork server where it started one (the trusted re-check,
-    :mod:`course.trust.forking`), else started cold. Simulator jobs go to this process's warm
+    :mod:`course.trust.forking`; one that dies before it reports runs again cold), else
+    started cold. Simulator jobs go to this process's warm
     simulator process (:class:`_SimulatorServer`), which rebuilds each job's kernels from
     source all the same.
     While the child runs, this process lets go of the GPU lock (:mod:`course.runtime.gpulock`): the
@@ -164,31 +169,47 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
     with tempfile.TemporaryDirectory(prefix="course-job-") as tmp, gpulock.released():
         job_path, result_path = Path(tmp, "job.json"), Path(tmp, "result.json")
         job_path.write_text(json.dumps(job))
-        child: _Child | forking.ForkedChild
         if simulator:
-            child = _simulator_server()
-            child.ask(job_path, result_path)
+            server = _simulator_server()
+            server.ask(job_path, result_path)
+            _finish(server, result_path, timeout_s, beat, keep=True)
         else:
             # forked from this process's pre-imported fork server where it has one, else cold
             forked = None if wrapper else forking.spawn(job_path, result_path, tmp,
                                                         _child_env(simulator=False))
-            child = forked or _Child([str(job_path), str(result_path)], tmp, simulator=False,
-                                     wrapper=wrapper)
-        done = False
-        try:
-            _wait(child, result_path, timeout_s, beat)
-            done = True
-        finally:
-            # A fresh child is done with its one job; the server only when its job was cut
-            # short (timed out, interrupted), so that the next job never queues behind it.
-            # A wrapper (a profiler) writes its own output after the job's process ends: it
-            # gets the rest of the time to finish before it is stopped.
-            if done and wrapper and isinstance(child, _Child):
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.proc.wait(timeout=timeout_s)
-            if not simulator or not done:
-                child.close()
+            try:
+                if forked is not None:
+                    _finish(forked, result_path, timeout_s, beat)
+            except ChildDied:
+                # a forked process that crashed may owe it to the fork: no verdict from it;
+                # the job runs again cold, and later jobs start cold too
+                forking.stop_server()
+                forked = None
+                result_path.unlink(missing_ok=True)
+            if forked is None:
+                cold = _Child([str(job_path), str(result_path)], tmp, simulator=False,
+                              wrapper=wrapper)
+                _finish(cold, result_path, timeout_s, beat, wrapper=wrapper)
         return json.loads(result_path.read_text())
+
+
+def _finish(child: _Child | forking.ForkedChild, result_path: Path, timeout_s: float,
+            beat: Path | None, keep: bool = False, wrapper: Sequence[str] = ()) -> None:
+    """Wait for ``child``'s result, then stop it: a fresh child is done with its one job; the
+    warm simulator process (``keep``) only when its job was cut short (timed out,
+    interrupted), so that the next job never queues behind it. A wrapper (a profiler) writes
+    its own output after the job's process ends: it gets the rest of the time to finish
+    before it is stopped."""
+    done = False
+    try:
+        _wait(child, result_path, timeout_s, beat)
+        done = True
+    finally:
+        if done and wrapper and isinstance(child, _Child):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.proc.wait(timeout=timeout_s)
+        if not keep or not done:
+            child.close()
 
 
 def _wait(child: _Child | forking.ForkedChild, result_path: Path, timeout_s: float,
@@ -207,6 +228,6 @@ def _wait(child: _Child | forking.ForkedChild, result_path: Path, timeout_s: flo
                 "in the kernel? a barrier some threads never reach?)")
         time.sleep(0.02)
     if not result_path.exists():
-        raise IsolatedRunError(
+        raise ChildDied(
             f"the check process died (exit code {child.exit_code()}) before reporting: "
             + " | ".join(child.stderr_tail()))

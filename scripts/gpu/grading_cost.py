@@ -168,11 +168,17 @@ def machine() -> str:
     return f"{os.cpu_count()} cores {platform.machine()}{memory}"
 
 
+#: switches that change how grading runs: a row's command names those set when it was measured
+SWITCHES = ("COURSE_CHECK_FORK", "COURSE_KERNEL_FORK", "COURSE_GRADING_STAGGER")
+
+
 def history_row(command: Sequence[str] | str, cpu_per_submission: float, minutes_per_100: float,
                 notes: str = "", when: datetime.datetime | None = None) -> str:
     """One Markdown row of the history table."""
     when = when or datetime.datetime.now(datetime.UTC)
     text = command if isinstance(command, str) else shlex.join(command)
+    switches = " ".join(f"{name}={os.environ[name]}" for name in SWITCHES if name in os.environ)
+    text = f"{switches} {text}" if switches else text
     cells = [f"{when:%Y-%m-%d %H:%M}", machine(), gpu_name(), versions(), f"`{commit()}`",
              f"`{text}`", f"{cpu_per_submission:.1f}", f"{minutes_per_100:.1f}", notes]
     return "| " + " | ".join(c.replace("|", "/").replace("\n", " ") for c in cells) + " |"

@@ -30,6 +30,10 @@
 #                                       # naive kernel through the real check processes (~3 min)
 #   bash scripts/gpu/session.sh profile  # CPU seconds of one full submission by notebook and
 #                                       # process kind (scripts/gpu/profile_grading.py)
+#   bash scripts/gpu/session.sh check-fork  # the GPU checks' fork server (course/trust/forking.py,
+#                                       # off by default until this passes): the probe, the
+#                                       # profile cold then forked, then the class forked
+#                                       # (ONLY_STUDENTS for a part; ~8 min for the whole class)
 #   bash scripts/gpu/session.sh bench-grading  # issue 39: one full submission graded by the
 #                                       # course's grader and by plain nbgrader, alternately
 #                                       # (BENCH_ROUNDS=2 each): the CPU ratio (~4 min)
@@ -64,13 +68,13 @@ set -uo pipefail
 PART=${1:-bench}
 case "$PART" in  # an unknown part must not fall through to one that grades the whole class
   probe|smoke|notebooks|cudac|cudac-nb|bench|roofline|throughput|throughput16|throughput100|\
-  slots|stagger|hang|profile|\
+  slots|stagger|hang|profile|check-fork|\
   bench-grading|\
   t4model|class|printing|printing-tests|traffic|setup) ;;
   *) echo "unknown part: $PART (the parts are listed at the top of $0)"; exit 2 ;;
 esac
 case "$PART" in  # these draw figures with Hangul in them: without the font they fail at the end
-  notebooks|roofline|smoke|cudac-nb|class|profile)
+  notebooks|roofline|smoke|cudac-nb|class|profile|check-fork)
     [ -n "$(ls .whl-fonts/*.whl 2>/dev/null)" ] || {
       echo "the $PART part draws figures with Korean text and needs NanumGothic: carry .whl-fonts" \
         "(bash scripts/gpu/wheels.sh fetches it)"; exit 2; } ;;
@@ -312,6 +316,24 @@ elif [ "$PART" = profile ]; then
   echo "== CPU seconds of one full submission (ada_correct), by notebook and process kind"
   python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
   cp docs/grading-history.md "$OUT/"
+elif [ "$PART" = check-fork ]; then
+  # Before COURSE_CHECK_FORK=1 can be the default: may the server fork here (libcuda unmapped
+  # after each import), what it saves (one host, cold then forked: the forked checks count
+  # as "trusted", not "trusted-isolated"), and the class's verdicts with it.
+  echo "== what the fork server may import before it forks (libcuda must stay unmapped)"
+  python3 scripts/gpu/fork_probe.py 2>&1 | tee "$OUT/fork-probe.txt"
+  for fork in 0 1; do
+    echo "== one full submission, COURSE_CHECK_FORK=$fork"
+    COURSE_CHECK_FORK=$fork python3 scripts/gpu/profile_grading.py --startup \
+      --out "$OUT/profile-fork$fork.md" 2>&1 | grep "Per full\|processes started\|Total:"
+  done
+  cp docs/grading-history.md "$OUT/"
+  echo "== the sample class with the fork server ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
+  COURSE_CHECK_FORK=1 COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-60} \
+  python3 -m sample_class --json "$OUT/class-fork.json" --class full \
+    ${ONLY_STUDENTS:+--students "${ONLY_STUDENTS// /,}"} > "$OUT/class-fork.txt" 2>&1
+  python3 scripts/gpu/compare_scores.py "$OUT/class-fork.json" --gpu \
+    ${ONLY_STUDENTS:+--only-present} | tee "$OUT/compare-fork.txt" | tail -4
 elif [ "$PART" = bench-grading ]; then
   echo "== one full submission: the course's grader and plain nbgrader, alternately"
   python3 scripts/gpu/bench_grading.py --rounds "${BENCH_ROUNDS:-2}" 2>&1 \
