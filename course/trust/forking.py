@@ -54,6 +54,8 @@ def enabled() -> bool:
     """Whether GPU jobs may be forked here: ``COURSE_CHECK_FORK=1``. Off by default until a
     GPU run has verified it (built and tested on the simulator only; docs/grading.md)."""
     return os.environ.get(FORK_ENV, "0") == "1"
+
+
 #: seconds the server may take to answer a job with its child's pid (its imports come first)
 ANSWER_S = 120.0
 #: seconds a killed child's server may take to report its end before the server is dropped
@@ -61,7 +63,11 @@ REAP_S = 10.0
 
 
 def cuda_library_loaded(maps: str | None = None) -> bool:
-    """Whether the CUDA driver library is mapped into this process (then it must not fork)."""
+    """Whether the CUDA driver library is mapped into this process (then it must not fork).
+
+    The kernel fork-server (``autograder.sandbox.forkserver``) asks the same with its own
+    copy: it must not import the course (its import would install the students' traceback
+    handler and choose Numba's target there), and the course never imports the grader."""
     if maps is None:
         try:
             maps = Path("/proc/self/maps").read_text()
