@@ -229,6 +229,19 @@ def test_the_trusted_recheck_chooses_the_simulator_where_the_driver_sees_no_gpu(
                 "loaded_here": forking.cuda_library_loaded()}
     """)
     assert seen == {"counted": 0, "on_gpu": False, "simulator": "1", "loaded_here": False}
+    # where the driver sees GPUs (its count stood in for), the choice is the GPU, and the
+    # course's import is told not to count again
+    seen = _scenario("""
+        from autograder.grading import trusted_child
+        from course.runtime import backend
+        os.environ.pop("NUMBA_ENABLE_CUDASIM")
+        backend.driver_gpu_count = lambda: (3, "")
+        seen = {"counted": trusted_child._gpu_count_in_a_child(),
+                "on_gpu": trusted_child._choose_target_without_the_driver(),
+                "simulator": os.environ.get("NUMBA_ENABLE_CUDASIM"),
+                "no_count": os.environ.get("COURSE_NO_SIMULATOR")}
+    """)
+    assert seen == {"counted": 3, "on_gpu": True, "simulator": None, "no_count": "1"}
 
 
 def test_cuda_library_loaded_reads_the_maps():

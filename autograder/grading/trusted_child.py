@@ -107,22 +107,17 @@ _SIM_ENV = "NUMBA_ENABLE_CUDASIM"
 
 
 def _gpu_count_in_a_child() -> int:
-    """How many GPUs the CUDA driver sees, asked in a forked child so that this process never
-    loads the driver (it may then fork check processes that each start CUDA afresh). The
-    child asks as ``course.runtime.backend.driver_gpu_count`` does; it cannot import the course,
-    whose import is what this count must come before. 0 where it cannot tell."""
-    import ctypes
-
+    """How many GPUs the CUDA driver sees (``course.runtime.backend.driver_gpu_count``), asked
+    in a forked child so that this process never loads the driver: it may then fork check
+    processes that each start CUDA afresh. The child imports the course told not to count
+    (its import would count once more). 0 where the child cannot tell."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child only counts
-        count = ctypes.c_int(0)
         try:
-            for name in ("libcuda.so.1", "libcuda.so"):
-                with contextlib.suppress(OSError):
-                    lib = ctypes.CDLL(name)
-                    if lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0:
-                        os._exit(min(count.value, 100) + 1)
-                    break
+            os.environ[_NO_COUNT_ENV] = "1"
+            from course.runtime import backend
+
+            os._exit(min(backend.driver_gpu_count()[0], 100) + 1)
         finally:
             os._exit(1)
     _, status = os.waitpid(pid, 0)

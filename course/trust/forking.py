@@ -23,6 +23,10 @@ as a cold ``python -m course._isolated JOB RESULT`` does. What stays as with a c
   :func:`spawn` return None, and the job starts cold, as without a server; a forked child that
   dies before it reports is run again cold (:func:`course.trust.runner.run_job`).
 
+Not :mod:`multiprocessing`'s ``forkserver``: it starts its server as a fresh interpreter,
+which would import everything again once per student (one more cold start), where this server
+is a copy of the re-check and inherits its imports.
+
 **Off by default**: ``COURSE_CHECK_FORK=1`` turns it on. It was built and tested on Numba's
 simulator; no GPU run has verified it yet (``session.sh check-fork`` is that run).
 """

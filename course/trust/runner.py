@@ -185,7 +185,6 @@ def run_job(job: dict[str, Any], simulator: bool, timeout_s: float = DEFAULT_TIM
                 # the job runs again cold, and later jobs start cold too
                 forking.stop_server()
                 forked = None
-                result_path.unlink(missing_ok=True)
             if forked is None:
                 cold = _Child([str(job_path), str(result_path)], tmp, simulator=False,
                               wrapper=wrapper)

@@ -318,22 +318,15 @@ elif [ "$PART" = profile ]; then
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = check-fork ]; then
   # Before COURSE_CHECK_FORK=1 can be the default: may the server fork here (libcuda unmapped
-  # after each import), what it saves (one host, cold then forked: the forked checks count
-  # as "trusted", not "trusted-isolated"), and the class's verdicts with it.
+  # after each import), what it saves (one host, the profile part cold then forked: the
+  # forked checks count as "trusted", not "trusted-isolated"), and the class part with it.
   echo "== what the fork server may import before it forks (libcuda must stay unmapped)"
   python3 scripts/gpu/fork_probe.py 2>&1 | tee "$OUT/fork-probe.txt"
   for fork in 0 1; do
-    echo "== one full submission, COURSE_CHECK_FORK=$fork"
-    COURSE_CHECK_FORK=$fork python3 scripts/gpu/profile_grading.py --startup \
-      --out "$OUT/profile-fork$fork.md" 2>&1 | grep "Per full\|processes started\|Total:"
+    COURSE_CHECK_FORK=$fork bash "$0" profile | grep "Per full\|processes started\|Total:"
+    mv "$OUT/profile.md" "$OUT/profile-fork$fork.md"
   done
-  cp docs/grading-history.md "$OUT/"
-  echo "== the sample class with the fork server ${ONLY_STUDENTS:+(only $ONLY_STUDENTS)}"
-  COURSE_CHECK_FORK=1 COURSE_CELL_TIMEOUT=${COURSE_CELL_TIMEOUT:-60} \
-  python3 -m sample_class --json "$OUT/class-fork.json" --class full \
-    ${ONLY_STUDENTS:+--students "${ONLY_STUDENTS// /,}"} > "$OUT/class-fork.txt" 2>&1
-  python3 scripts/gpu/compare_scores.py "$OUT/class-fork.json" --gpu \
-    ${ONLY_STUDENTS:+--only-present} | tee "$OUT/compare-fork.txt" | tail -4
+  COURSE_CHECK_FORK=1 bash "$0" class
 elif [ "$PART" = bench-grading ]; then
   echo "== one full submission: the course's grader and plain nbgrader, alternately"
   python3 scripts/gpu/bench_grading.py --rounds "${BENCH_ROUNDS:-2}" 2>&1 \
