@@ -19,13 +19,18 @@ export COURSE_VIA_MAKE := 1
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
 	@# this package was called gpu-course-week4 before the student distribution took the name
 	$(BIN)/python -m pip uninstall -y -q gpu-course-week4 2>/dev/null || true
-	@# pip byte-compiles one file after another; compileall does it on every core (a fresh
-	@# install: 57 s before, 28 s + 17 s after, on 2 cores). The sandboxes see the environment
-	@# read-only, so every file must be compiled here, before grading imports it.
-	$(BIN)/python -m pip install -q --no-compile -c constraints.txt -e ".[dev]"
+	@# uv installs the pinned stack (the same versions: constraints.txt) in about 5 s where pip
+	@# took 45 s on 2 cores (docs/test-time.md, "An eighth session"); pip installs uv itself.
+	@# Where uv reaches no index (pip's own configuration points at a mirror uv does not
+	@# read), pip installs it all. Neither byte-compiles: compileall does it on every core
+	@# below; the sandboxes see the environment read-only, so every file must be compiled here.
+	$(BIN)/python -m pip install -q -c constraints.txt uv
+	$(BIN)/uv pip install -q --python $(BIN)/python -c constraints.txt --upgrade-package pip pip -e ".[dev]" \
+	  || { echo "uv could not install the environment; pip installs it instead (slower)"; \
+	       $(BIN)/python -m pip install -q --upgrade pip && \
+	       $(BIN)/python -m pip install -q --no-compile -c constraints.txt -e ".[dev]"; }
 	@# jsonschema imports rfc3987-syntax (an optional extra that jupyter-events pulls in) when it
 	@# is installed, and that builds a grammar at import time: 5-25 s in EVERY process that
 	@# imports nbformat (each nbgrader command, each trusted check). Nothing here needs it.
