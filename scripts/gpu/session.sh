@@ -31,9 +31,11 @@
 #   bash scripts/gpu/session.sh profile  # CPU seconds of one full submission by notebook and
 #                                       # process kind (scripts/gpu/profile_grading.py)
 #   bash scripts/gpu/session.sh check-fork  # the GPU checks' fork server (course/trust/forking.py,
-#                                       # off by default until this passes): the probe, the
-#                                       # profile cold then forked, then the class forked
-#                                       # (ONLY_STUDENTS for a part; ~8 min for the whole class)
+#                                       # off by default: 1 CPU-s of 31 saved on an H100): the
+#                                       # probe, the profile cold then forked, the class forked
+#                                       # (ONLY_STUDENTS for a part; ~8 min for the whole class);
+#                                       # probe and profiles in one check-fork.tgz (a call
+#                                       # brings back 8 files at most)
 #   bash scripts/gpu/session.sh bench-grading  # issue 39: one full submission graded by the
 #                                       # course's grader and by plain nbgrader, alternately
 #                                       # (BENCH_ROUNDS=2 each): the CPU ratio (~4 min)
@@ -317,15 +319,19 @@ elif [ "$PART" = profile ]; then
   python3 scripts/gpu/profile_grading.py --startup --out "$OUT/profile.md" 2>&1 | tail -45
   cp docs/grading-history.md "$OUT/"
 elif [ "$PART" = check-fork ]; then
-  # Before COURSE_CHECK_FORK=1 can be the default: may the server fork here (libcuda unmapped
-  # after each import), what it saves (one host, the profile part cold then forked: the
-  # forked checks count as "trusted", not "trusted-isolated"), and the class part with it.
+  # Whether COURSE_CHECK_FORK=1 earns its place (on an H100, 2026-12-07: 1 CPU-s of 31, so off):
+  # may the server fork here (libcuda unmapped after each import), what it saves (one host,
+  # the profile part cold then forked: the forked checks count as "trusted", not
+  # "trusted-isolated"), and the class part with it.
   echo "== what the fork server may import before it forks (libcuda must stay unmapped)"
   python3 scripts/gpu/fork_probe.py 2>&1 | tee "$OUT/fork-probe.txt"
   for fork in 0 1; do
     COURSE_CHECK_FORK=$fork bash "$0" profile | grep "Per full\|processes started\|Total:"
     mv "$OUT/profile.md" "$OUT/profile-fork$fork.md"
   done
+  packed="fork-probe.txt profile-fork0.md profile-fork1.md"
+  (cd "$OUT" && for f in profile.log env-profile.txt; do [ -f "$f" ] && packed="$packed $f"; done
+   tar czf check-fork.tgz $packed && rm -f $packed)
   COURSE_CHECK_FORK=1 bash "$0" class
 elif [ "$PART" = bench-grading ]; then
   echo "== one full submission: the course's grader and plain nbgrader, alternately"
