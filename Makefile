@@ -21,13 +21,14 @@ $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/
 	$(PY) -m venv $(VENV)
 	@# this package was called gpu-course-week4 before the student distribution took the name
 	$(BIN)/python -m pip uninstall -y -q gpu-course-week4 2>/dev/null || true
-	@# uv installs the pinned stack (the same versions: constraints.txt) in about 5 s where pip
-	@# took 45 s on 2 cores (docs/test-time.md, "An eighth session"); pip installs uv itself.
+	@# uv installs the pinned stack (the same versions: constraints.txt): 12-14 s for a new venv
+	@# where pip took 36-48 s on 2 cores (docs/test-time.md, "An eighth session"). pip installs uv.
 	@# Where uv reaches no index (pip's own configuration points at a mirror uv does not
 	@# read), pip installs it all. Neither byte-compiles: compileall does it on every core
 	@# below; the sandboxes see the environment read-only, so every file must be compiled here.
 	$(BIN)/python -m pip install -q -c constraints.txt uv
-	$(BIN)/uv pip install -q --python $(BIN)/python -c constraints.txt --upgrade-package pip pip -e ".[dev]" \
+	$(BIN)/uv pip install -q --python $(BIN)/python -c constraints.txt \
+	    --upgrade-package pip pip -e ".[dev]" \
 	  || { echo "uv could not install the environment; pip installs it instead (slower)"; \
 	       $(BIN)/python -m pip install -q --upgrade pip && \
 	       $(BIN)/python -m pip install -q --no-compile -c constraints.txt -e ".[dev]"; }
