@@ -131,3 +131,14 @@ def test_without_the_korean_font_the_same_figure_fails():
 def test_the_font_comes_with_the_course_package():
     path = fonts.korean_font_file()
     assert path.name == "NanumGothic.ttf" and path.stat().st_size > 1_000_000
+
+
+@pytest.mark.parametrize("lang, words", [("en", "need NanumGothic"), ("ko", "글꼴이 필요한데")])
+def test_a_missing_font_is_named_in_the_students_language(monkeypatch, lang, words):
+    """Without koreanize-matplotlib (which carries NanumGothic), the error says what to install,
+    in the language the student works in."""
+    monkeypatch.setenv(i18n.ENV, lang)
+    monkeypatch.setattr(fonts.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(fonts.MissingFont, match=words) as caught:
+        fonts.korean_font_file()
+    assert "pip install koreanize-matplotlib" in str(caught.value)

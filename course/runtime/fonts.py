@@ -20,7 +20,7 @@ import dataclasses
 import importlib.util
 from pathlib import Path
 
-from course.runtime.i18n import language
+from course.runtime.i18n import _, language
 
 #: The family name of the font file, as matplotlib reads it.
 KOREAN_FAMILY = "NanumGothic"
@@ -44,9 +44,9 @@ def korean_font_file(name: str = FONT_FILES[0]) -> Path:
         path = Path(folder, "fonts", name)
         if path.is_file():
             return path
-    raise MissingFont(
+    raise MissingFont(_(
         "the Korean figures need NanumGothic, which comes with the koreanize-matplotlib "
-        "package: pip install koreanize-matplotlib (it is one of the course's requirements)")
+        "package: pip install koreanize-matplotlib (it is one of the course's requirements)"))
 
 
 def use_korean_font() -> None:
