@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 
 import course  # noqa: F401  (chooses GPU or simulator before anything imports numba)
+from autograder.runner import worker
 from course.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# nbgrader's Gradebook runs `alembic` (the gradebook's migrations) from PATH. Where the course
+# runs nbgrader it puts this environment's scripts first (autograder.runner.worker,
+# autograder.engines.slurm); the tests that build a gradebook in their own process need the
+# same, and had it only once an earlier test in their worker had set it (test_languages.py
+# alone, outside `make test`'s order, failed).
+os.environ["PATH"] = worker.nbgrader_env()["PATH"]
 
 
 #: The longest test files, longest first: with `pytest -n 2 --dist loadfile` (make test) a file
