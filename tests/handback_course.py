@@ -25,7 +25,6 @@ import zipfile
 from pathlib import Path
 
 from autograder.cli import harness
-from autograder.engines import slurm
 from autograder.handin import collect
 from autograder.runner.names import ASSIGNMENT
 
@@ -89,7 +88,6 @@ def build(base: Path) -> Path:
 
 
 def _gradebook(root: Path) -> None:
-    slurm._alembic_on_path()
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:

@@ -172,7 +172,6 @@ def _gradebooks(tmp_path: Path, students: dict[str, list[str]]) -> dict[str, Pat
 
 
 def test_merge_takes_autograder_results_and_keeps_hand_grades(tmp_path: Path) -> None:
-    slurm._alembic_on_path()  # the Gradebook runs alembic
     from nbgrader.api import Gradebook
 
     dbs = _gradebooks(tmp_path, {"shard": ["ada", "ben"], "course": ["ada"]})

@@ -16,7 +16,6 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from autograder.engines import slurm
 from autograder.results import table
 from autograder.runner.names import ASSIGNMENT
 
@@ -28,7 +27,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Object of type:sqlalchemy.exc.SA
 def _course(root: Path, students: int) -> list[str]:
     """A gradebook of ``students`` graded students (scores varying, one hand grade, one answer
     still to grade by hand) and one who handed nothing in; their folders and re-check records."""
-    slurm._alembic_on_path()  # the Gradebook runs alembic
     from nbgrader.api import Gradebook
 
     ids = [f"s{i:02}" for i in range(students)]

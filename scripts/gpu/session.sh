@@ -328,10 +328,10 @@ elif [ "$PART" = check-fork ]; then
   for fork in 0 1; do
     COURSE_CHECK_FORK=$fork bash "$0" profile | grep "Per full\|processes started\|Total:"
     mv "$OUT/profile.md" "$OUT/profile-fork$fork.md"
+    mv "$OUT/profile.log" "$OUT/profile-fork$fork.log"
   done
-  packed="fork-probe.txt profile-fork0.md profile-fork1.md"
-  (cd "$OUT" && for f in profile.log env-profile.txt; do [ -f "$f" ] && packed="$packed $f"; done
-   tar czf check-fork.tgz $packed && rm -f $packed)
+  (cd "$OUT" && tar czf check-fork.tgz fork-probe.txt profile-fork* env-profile.txt \
+     && rm -f fork-probe.txt profile-fork* env-profile.txt)
   COURSE_CHECK_FORK=1 bash "$0" class
 elif [ "$PART" = bench-grading ]; then
   echo "== one full submission: the course's grader and plain nbgrader, alternately"
