@@ -156,9 +156,9 @@ test: install colab-venv
 	$(BIN)/mypy
 	@# --dist loadfile: every test of a file on one worker (module-scoped fixtures built once);
 	@# --no-loadscope-reorder: files start in the order tests/conftest.py sorts them (the
-	@# longest first, the two files reading the sample class right after them), not by their number of
-	@# tests. The sample class is graded once, in the background, from the start of the run
-	@# (tests/sample_class_grading.py).
+	@# longest first, the two files reading the sample class right after them), not by their
+	@# number of tests. The sample class is graded once, in the background, from the start of
+	@# the run (tests/sample_class_grading.py).
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 ## The sample-class tests on the full class (every sample student; `make test` grades the core
