@@ -199,6 +199,25 @@ def test_a_launch_interleaves_its_threads_the_same_way_every_time():
     assert outs[0] == outs[1] == outs[2] == list(range(32))
 
 
+def test_a_shared_array_starts_as_zeros_not_as_leftover_memory():
+    """An element read before any thread stored it reads 0 in every run. Numba's simulator left
+    it as whatever the heap held (here, after freed arrays of its size: their bytes). The
+    checks' guard around A and B is NaN of a marked kind, and a missing barrier that read a
+    freed copy of it was blamed on a tile load past the end of A or B."""
+    @cuda.jit
+    def read_before_store(out):
+        s = cuda.shared.array(16, numba.float32)
+        out[cuda.threadIdx.x] = s[cuda.threadIdx.x]
+
+    for _ in range(3):
+        for _ in range(50):  # freed buffers of the shared array's size, full of NaN
+            leftover = np.full(16, np.nan, np.float32)
+            del leftover
+        out = np.full(16, -1.0, np.float32)
+        read_before_store[1, 16](out)
+        assert out.tolist() == [0.0] * 16
+
+
 def test_greenlets_are_much_cheaper_than_threads():
     """The reason for the greenlets: the same tiled sum, measured in CPU time."""
     import time

@@ -5,7 +5,12 @@ The simulator creates a block's ``cuda.shared.array`` when the first thread reac
 with a check-then-create that holds no lock. If the simulated threads switch in between, two
 threads of one block get *different* arrays, and a correct tiled kernel computes garbage —
 rarely, and more often the faster threads switch. A grader cannot let a correct submission
-fail by luck, so :func:`make_shared_arrays_atomic` wraps the creation in a lock.
+fail by luck, so :func:`make_shared_arrays_atomic` wraps the creation in a lock. It also
+creates the array filled with zeros where Numba leaves it as whatever the heap held
+(``np.empty``): a kernel that reads an element before any thread stored it (a missing barrier)
+then reads 0 in every run. With leftover bytes it sometimes read a freed copy of the checks'
+NaN guard around A and B, and the diagnosis blamed a tile load past the end of A or B for a
+missing barrier (one run in three, 2026-12-08).
 
 Numba simulates each CUDA thread with a Python thread, and a block's threads spend most of
 their time handing the interpreter to each other at barriers: a 64 × 64 tiled GEMM took about
@@ -56,7 +61,7 @@ def make_shared_arrays_atomic() -> None:
 
                 if isinstance(dtype, types.Type):
                     dtype = numpy_support.as_dtype(dtype)
-                res = np.empty(shape, dtype)
+                res = np.zeros(shape, dtype)
                 self._allocations[caller] = res
             return res
 
