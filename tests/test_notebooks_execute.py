@@ -94,13 +94,19 @@ def release_with_solutions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(nb: nbformat.NotebookNode, python: Path, folder: Path, **env: str) -> float:
-    """Execute ``nb`` in ``folder`` on a kernel of ``python``; return the seconds it took."""
+    """Execute ``nb`` in ``folder`` on a kernel of ``python``; return the seconds it took.
+
+    The kernel's temporary files go to a folder of the test's own: it is killed at the end
+    (``now=True``), so its exit handlers never run, and the CUDA C track's scratch folder
+    (``course.gemm.cudac.cpu``, removed at exit) was left in /tmp by every run."""
     started = time.monotonic()
+    scratch = folder.parent / "kernel-tmp"
+    scratch.mkdir(exist_ok=True)
     km = colab_runtime.kernel_manager(python, folder.parent)
     client = NotebookClient(nb, km=km, timeout=600, allow_errors=True,
                             resources={"metadata": {"path": str(folder)}})
     try:
-        client.execute(env=colab_runtime.kernel_env(**env))
+        client.execute(env=colab_runtime.kernel_env(**{"TMPDIR": str(scratch), **env}))
     finally:  # nbclient leaves a kernel manager it did not create running
         if km.has_kernel:
             km.shutdown_kernel(now=True)
