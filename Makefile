@@ -5,10 +5,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-stamp
-# Three test processes on CI's two cores: with two, a core stood idle 6-8 % of the run (tests
-# that wait for a timeout, a browser or a kernel, once the sample class was graded); with three,
-# 2 % (docs/test-time.md, "A tenth session").
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 2
 # make grade ENGINE=slurm SLURM_ARGS="--partition=gpu --gres=gpu:1" (docs/instructor.md, "Grading a whole class")
 ENGINE  ?= local
 SLURM_ARGS ?=

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ["PATH"] = worker.nbgrader_env()["PATH"]
 
 
-#: The longest test files, longest first: with `pytest -n 3 --dist loadfile` (make test) a file
+#: The longest test files, longest first: with `pytest -n 2 --dist loadfile` (make test) a file
 #: starts in collection order, so these start at once instead of leaving one long file running
 #: alone at the end.
 LONGEST_FIRST = ("test_browser_viewing.py", "test_slurm.py", "test_browser.py",
@@ -30,10 +30,10 @@ LONGEST_FIRST = ("test_browser_viewing.py", "test_slurm.py", "test_browser.py",
                  "test_formgrader_offline.py")
 #: The files that read the graded sample class, the longer first, collected right after the
 #: longest files: the class is graded in the background from the start of the run
-#: (tests/sample_class_grading.py) while the workers run those, and is ready, or nearly, when
+#: (tests/sample_class_grading.py) while both workers run those, and is ready, or nearly, when
 #: they end (2026-12-07: ready at 275 s, the longest files done at 359 and 387 s). Collected
 #: last, as before, the views' 33 s ran alone on one worker at the end of every run; here the
-#: many short files behind them even out the workers' ends.
+#: many short files behind them even out both workers' ends.
 SAMPLE_CLASS_FILES = ("test_sample_class_views.py", "test_sample_class.py")
 #: the grading process this worker started (stopped or waited for at the end of the run)
 _GRADING: list = []

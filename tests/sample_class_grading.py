@@ -4,7 +4,7 @@ Grading the core class is the longest single piece of ``make test`` (minutes of 
 inside the fixture of one test file, with ``pytest -n 2 --dist loadfile``, it was a floor: one
 worker graded while the other ran everything else, and the sample-class tests ran only after.
 Instead the first worker that collects a sample-class test starts this module as its own
-process (:func:`start`) at the start of the run; it grades while the workers run the longest
+process (:func:`start`) at the start of the run; it grades while both workers run the longest
 files, and the sample-class files, collected right after those (tests/conftest.py), wait for
 its result (:func:`wait`) — a class graded once, shared by every worker, read by two files.
 
