@@ -55,6 +55,7 @@ CAUSES: dict[str, tuple[str, ...]] = {
     "tile_load": (r"tile load",),
     "hard_coded_tile": (r"hard-coded", r"a fixed number", r"follow `?tile"),
     "acc_reset": (r"reset inside the loop", r"last product only"),
+    "local_unset": (r"per-thread array",),
     "early_return": (r"`return` early",),
     "va_no_loop": (r"handled one element", r"go on to i \+ cuda\.gridsize", r"has no loop"),
     "va_stride": (r"step by cuda\.gridsize\(1\)", r"not blockDim\.x", r"steps further"),
@@ -223,6 +224,9 @@ MUTANTS: tuple[Mutant, ...] = (
     m("bonus_no_second_barrier", "bonus", (
         "a_frag[i] * b_frag[j]\n            cuda.syncthreads()\n", "a_frag[i] * b_frag[j]\n"),
       "barrier_compute"),
+    m("bonus_accumulator_never_zeroed", "bonus", (
+        "        for i in range(TM):\n            for j in range(TN):\n"
+        "                acc[i, j] = float32(0.0)\n", ""), "local_unset"),
     m("bonus_store_past_m", "bonus", ("if row < M and col < N:", "if row < M + 2 and col < N:"),
       "bounds_test"),
     # ---- Numba, vector add

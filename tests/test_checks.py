@@ -30,6 +30,7 @@ from course.gemm.operands import (
 )
 from course.runtime import backend
 from course.runtime.seeds import generator
+from course.runtime.simulator import LOCAL_ARRAY_BITS
 
 RAGGED = ((17, 5, 3),)  # one partial block of rows, N smaller than a block
 SQUARE = ((6, 6, 3), (17, 17, 4))
@@ -347,8 +348,18 @@ def case_nan_elsewhere():
     C = A @ B
     C[2, 3] = np.nan
     C[4, 5] = np.inf
-    return A, B, 4, C, ["C[2:5, 3:6] holds NaN/inf", "a shared-memory element that no thread "
-                        "had stored yet", "must be loaded as 0", "before the barrier"]
+    return A, B, 4, C, ["C[2:5, 3:6] holds NaN/inf", "a value nothing had set",
+                        "tile element is never stored", "must be loaded as 0",
+                        "before the barrier", "a per-thread array or accumulator"]
+
+
+def case_nan_from_a_per_thread_array_never_set():
+    A, B = operands(6, 7, 3)
+    C = A @ B
+    C.view(np.uint32)[1, 2:4] = LOCAL_ARRAY_BITS  # what the simulator's local arrays start as
+    C[4, 5] = np.nan  # any other NaN beside it: the marked one decides
+    return A, B, 4, C, ["C[1:2, 2:4] holds NaN", "per-thread array (cuda.local.array) before "
+                        "the thread had set it", "an accumulator to 0"]
 
 
 def case_transposed():
@@ -380,8 +391,8 @@ def case_generic_wrong():
 
 DIAGNOSES = {f.__name__[5:]: f for f in (
     case_all_unwritten, case_partial_blocks_unwritten, case_interior_unwritten,
-    case_nan_elsewhere, case_transposed, case_k_tail_skipped, case_partial_tiles_wrong,
-    case_generic_wrong)}
+    case_nan_elsewhere, case_nan_from_a_per_thread_array_never_set, case_transposed,
+    case_k_tail_skipped, case_partial_tiles_wrong, case_generic_wrong)}
 
 
 @pytest.mark.parametrize("case", list(DIAGNOSES))

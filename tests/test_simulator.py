@@ -218,6 +218,38 @@ def test_a_shared_array_starts_as_zeros_not_as_leftover_memory():
         assert out.tolist() == [0.0] * 16
 
 
+def test_a_local_array_starts_as_the_marked_nan_not_as_leftover_memory():
+    """An accumulator a thread adds to without setting it first gives the same marked NaN in
+    every run, float32 or float64 (narrowed into a float32 C, as a student's kernel stores
+    it); integers start as 0. Numba's simulator left them as whatever the heap held: garbage
+    most runs, and in some a freed copy of the checks' NaN guard, which the diagnosis took for a
+    shared-memory element read before it was stored."""
+    from course.runtime.simulator import LOCAL_ARRAY_BITS
+
+    @cuda.jit
+    def never_set(out32, out64, ints):
+        acc = cuda.local.array(2, numba.float32)
+        wide = cuda.local.array(2, numba.float64)
+        count = cuda.local.array(2, numba.int32)
+        i = cuda.threadIdx.x
+        acc[0] += numba.float32(1.0)
+        wide[1] += 2.0
+        out32[i] = acc[0]
+        out64[i] = wide[1]  # a float64 narrowed into float32, as C = acc would be
+        ints[i] = count[1]
+
+    for _ in range(3):
+        for _ in range(50):  # freed buffers of the local arrays' sizes, full of garbage
+            leftover = np.full(2, 7.5, np.float64)
+            del leftover
+        out32, out64 = np.zeros(8, np.float32), np.zeros(8, np.float32)
+        ints = np.full(8, -1, np.int32)
+        never_set[1, 8](out32, out64, ints)
+        assert out32.view(np.uint32).tolist() == [LOCAL_ARRAY_BITS] * 8
+        assert out64.view(np.uint32).tolist() == [LOCAL_ARRAY_BITS] * 8
+        assert ints.tolist() == [0] * 8
+
+
 def test_greenlets_are_much_cheaper_than_threads():
     """The reason for the greenlets: the same tiled sum, measured in CPU time."""
     import time

@@ -26,6 +26,7 @@ from course.gemm.operands import (
     reference_and_tolerance,
 )
 from course.runtime.i18n import _
+from course.runtime.simulator import LOCAL_ARRAY_BITS
 
 #: runs the kernel again with C starting as the array given: C, and whether the kernel read
 #: anything of A or B (None where that cannot be seen, on a GPU)
@@ -85,7 +86,15 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
         return _partly_written(unwritten, M, N, block, size, cuda_c, step == block)
     if not np.isfinite(C).all():
         bad = ~np.isfinite(C)
-        guard = bool(np.any(C.view(np.uint32)[bad] == INPUT_GUARD_BITS))
+        bits = C.view(np.uint32)[bad]
+        if np.any(bits == LOCAL_ARRAY_BITS):  # only the simulator's per-thread arrays hold it
+            return _("{where} holds NaN for {size}: the kernel used an element of a per-thread "
+                     "array (cuda.local.array) before the thread had set it. Such an array "
+                     "starts as whatever its memory held, not as 0: set every element before "
+                     "you add to it (an accumulator to 0, before the loop over K)"
+                     ).format(where=_box(bad & (C.view(np.uint32) == LOCAL_ARRAY_BITS)),
+                              size=size)
+        guard = bool(np.any(bits == INPUT_GUARD_BITS))
         if step is None:
             return _("{where} holds NaN/inf for {size}, although A and B are finite: the kernel "
                      "read past the end of A or B (the memory around them holds NaN here). "
@@ -96,10 +105,11 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
                      "memory around them holds NaN here). Tile elements past M, N or K must be "
                      "loaded as 0, not read").format(where=_box(bad), size=size)
         return Seen(_("{where} holds NaN/inf for {size}, although A and B are finite: the "
-                      "kernel read a shared-memory element that no thread had stored yet. Either "
-                      "a tile element is never stored (those past M, N or K must be loaded as "
-                      "0), or it is read before the barrier after loading the tiles"
-                      ).format(where=_box(bad), size=size))
+                      "kernel used a value nothing had set. Either a shared-memory tile element "
+                      "is never stored (those past M, N or K must be loaded as 0), or it is read "
+                      "before the barrier after loading the tiles, or a per-thread array or "
+                      "accumulator is used before it is set (it starts as whatever its memory "
+                      "held, not as 0)").format(where=_box(bad), size=size))
     bad = np.abs(C - ref) > tol
     if not bad.any():
         return None
