@@ -21,10 +21,10 @@ if _backend.simulator_requested():
     # Numba's simulator can give two threads of a block different shared arrays, and knows the
     # kernel API only as `cuda.x` after `from numba import cuda`: grading cannot let a correct
     # kernel fail by luck or by spelling, nor a wrong one read leftover memory and be told a
-    # different cause each run (see course/runtime/simulator.py).
+    # different cause each run (see course/runtime/simulator.py and sim_arrays.py).
+    from course.runtime.sim_arrays import make_shared_arrays_atomic as _atomic
+    from course.runtime.sim_arrays import mark_local_arrays as _mark_locals
     from course.runtime.simulator import expose_kernel_api as _expose
-    from course.runtime.simulator import make_shared_arrays_atomic as _atomic
-    from course.runtime.simulator import mark_local_arrays as _mark_locals
     from course.runtime.simulator import quick_thread_switches as _quick
     from course.runtime.simulator import run_blocks_as_greenlets as _greenlets
 

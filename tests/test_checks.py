@@ -30,7 +30,7 @@ from course.gemm.operands import (
 )
 from course.runtime import backend
 from course.runtime.seeds import generator
-from course.runtime.simulator import LOCAL_ARRAY_BITS
+from course.runtime.sim_arrays import LOCAL_ARRAY_BITS
 
 RAGGED = ((17, 5, 3),)  # one partial block of rows, N smaller than a block
 SQUARE = ((6, 6, 3), (17, 17, 4))

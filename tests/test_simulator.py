@@ -224,7 +224,7 @@ def test_a_local_array_starts_as_the_marked_nan_not_as_leftover_memory():
     it); integers start as 0. Numba's simulator left them as whatever the heap held: garbage
     most runs, and in some a freed copy of the checks' NaN guard, which the diagnosis took for a
     shared-memory element read before it was stored."""
-    from course.runtime.simulator import LOCAL_ARRAY_BITS
+    from course.runtime.sim_arrays import LOCAL_ARRAY_BITS
 
     @cuda.jit
     def never_set(out32, out64, ints):

@@ -22,7 +22,8 @@ import numpy as np
 
 from course.checks.success_lines import PrintedReport
 from course.gemm import inspection
-from course.gemm.diagnosis import Seen, describe_access, diagnose
+from course.gemm.access import describe_access
+from course.gemm.diagnosis import Seen, diagnose
 from course.gemm.instrument import missing_barrier_hint
 from course.gemm.launch import NAIVE_BLOCK, TILES, GemmKernel, check_operands, naive, tiled
 from course.gemm.operands import (

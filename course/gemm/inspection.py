@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from course.gemm.diagnosis import describe_access, diagnose
+from course.gemm.access import describe_access
+from course.gemm.diagnosis import diagnose
 from course.gemm.instrument import RunReport, instrumented_run
 from course.gemm.launch import NAIVE_BLOCK, naive, tiled
 from course.gemm.operands import random_operands

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from course.gemm.access import explain_access
 from course.gemm.cudac.source import KernelSpec, full_source
-from course.gemm.diagnosis import explain_access
 from course.gemm.operands import Access
 from course.runtime.i18n import N_, _
 
