@@ -18,7 +18,10 @@ export COURSE_VIA_MAKE := 1
 .PHONY: install system-deps colab-venv demo demo-full bench-grading release publish grade collect export return table similarity report test test-class test-edits test-fast test-ko lint figures gpu-check clean catalog
 
 $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/week4-viewing.json
-	$(PY) -m venv $(VENV)
+	@# The venv starts without pip (ensurepip's copy cost 2.7 s of every fresh `make test`): the
+	@# system's pip installs uv into it, and uv installs pip with the rest. Where the system's
+	@# pip is missing or older than 22.3 (no --python), ensurepip puts one in first, as before.
+	$(PY) -m venv --without-pip $(VENV)
 	@# this package was called gpu-course-week4 before the student distribution took the name
 	$(BIN)/python -m pip uninstall -y -q gpu-course-week4 2>/dev/null || true
 	@# uv installs the pinned stack (the same versions: constraints.txt): 12-14 s for a new venv
@@ -26,10 +29,12 @@ $(STAMP): pyproject.toml constraints.txt jupyter-config/jupyter_server_config.d/
 	@# Where uv reaches no index (pip's own configuration points at a mirror uv does not
 	@# read), pip installs it all. Neither byte-compiles: compileall does it on every core
 	@# below; the sandboxes see the environment read-only, so every file must be compiled here.
-	$(BIN)/python -m pip install -q -c constraints.txt uv
+	$(PY) -m pip --python $(BIN)/python install -q -c constraints.txt uv 2>/dev/null \
+	  || { $(BIN)/python -m ensurepip > /dev/null && $(BIN)/python -m pip install -q -c constraints.txt uv; }
 	$(BIN)/uv pip install -q --python $(BIN)/python -c constraints.txt \
 	    --upgrade-package pip pip -e ".[dev]" \
 	  || { echo "uv could not install the environment; pip installs it instead (slower)"; \
+	       { $(BIN)/python -m pip --version > /dev/null 2>&1 || $(BIN)/python -m ensurepip > /dev/null; } && \
 	       $(BIN)/python -m pip install -q --upgrade pip && \
 	       $(BIN)/python -m pip install -q --no-compile -c constraints.txt -e ".[dev]"; }
 	@# jsonschema imports rfc3987-syntax (an optional extra that jupyter-events pulls in) when it
