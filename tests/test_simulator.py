@@ -12,6 +12,7 @@ from numba import cuda
 import course  # noqa: F401  (turns the simulator on and applies the fixes)
 from course.runtime import simulator
 from course.runtime.backend import detect
+from course.runtime.sim_arrays import LOCAL_ARRAY_BITS
 from course.runtime.simulator import KERNEL_API, expose_kernel_api
 
 pytestmark = pytest.mark.skipif(detect().kind != "simulator", reason="simulator only")
@@ -224,8 +225,6 @@ def test_a_local_array_starts_as_the_marked_nan_not_as_leftover_memory():
     it); integers start as 0. Numba's simulator left them as whatever the heap held: garbage
     most runs, and in some a freed copy of the checks' NaN guard, which the diagnosis took for a
     shared-memory element read before it was stored."""
-    from course.runtime.sim_arrays import LOCAL_ARRAY_BITS
-
     @cuda.jit
     def never_set(out32, out64, ints):
         acc = cuda.local.array(2, numba.float32)

@@ -85,15 +85,15 @@ def diagnose(C: np.ndarray, A: np.ndarray, B: np.ndarray, block: int,
         return _partly_written(unwritten, M, N, block, size, cuda_c, step == block)
     if not np.isfinite(C).all():
         bad = ~np.isfinite(C)
-        bits = C.view(np.uint32)[bad]
-        if np.any(bits == LOCAL_ARRAY_BITS):  # only the simulator's per-thread arrays hold it
+        bits = C.view(np.uint32)
+        unset = bits == LOCAL_ARRAY_BITS  # only the simulator's per-thread arrays hold it
+        if unset.any():
             return _("{where} holds NaN for {size}: the kernel used an element of a per-thread "
                      "array (cuda.local.array) before the thread had set it. Such an array "
                      "starts as whatever its memory held, not as 0: set every element before "
                      "you add to it (an accumulator to 0, before the loop over K)"
-                     ).format(where=_box(bad & (C.view(np.uint32) == LOCAL_ARRAY_BITS)),
-                              size=size)
-        guard = bool(np.any(bits == INPUT_GUARD_BITS))
+                     ).format(where=_box(unset), size=size)
+        guard = bool(np.any(bits[bad] == INPUT_GUARD_BITS))
         if step is None:
             return _("{where} holds NaN/inf for {size}, although A and B are finite: the kernel "
                      "read past the end of A or B (the memory around them holds NaN here). "
